@@ -1,0 +1,44 @@
+# zippchat-push — the two commands: `make dev` and `make test`. See README.md.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+STACK := node dist/src/dev/stack.js
+
+.PHONY: help install build dev up down test lint typecheck bench clean
+
+help:
+	@echo "make dev    start everything, run the live demo, serve until Ctrl-C"
+	@echo "make test   install what is missing, start private services, run every test tier"
+	@echo "make up     start everything in the background (returns when ready); make down stops it"
+	@echo "make bench  run the benchmarks"
+
+install:
+	@tools/install.sh
+
+build: install
+	@npx tsc -p tsconfig.build.json
+	@node dist/src/bin/bundle-workflows.js
+
+dev: build
+	@$(STACK) dev
+
+up: build
+	@$(STACK) up
+
+down:
+	@if [ -f dist/src/dev/stack.js ]; then $(STACK) down; else echo "down: nothing built, nothing running"; fi
+
+lint: install
+	@npx eslint --max-warnings 0 .
+
+typecheck: install
+	@npx tsc -p tsconfig.json
+
+test: build lint typecheck
+	@npx vitest run
+
+bench: build
+	@echo "bench: benchmarks are not built yet"
+
+clean: down
+	rm -rf dist .dev

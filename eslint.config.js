@@ -1,0 +1,55 @@
+// Lint: typescript-eslint's recommended rules, plus the two rules that keep the architecture
+// honest — workflow code stays deterministic, and only the config module reads the environment.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const readsEnvironment = {
+  selector: "MemberExpression[object.name='process'][property.name='env']",
+  message: 'Read configuration through src/config (the one validated reader of process.env).',
+};
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', '.dev/**', '.tools/**', 'coverage/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { ecmaVersion: 2023, sourceType: 'module' },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      'no-restricted-syntax': ['error', readsEnvironment],
+    },
+  },
+  {
+    files: ['src/config/**', 'test/**', 'bench/**', 'vitest.config.ts'],
+    rules: { 'no-restricted-syntax': 'off' },
+  },
+  {
+    // Workflow code is replayed: it may import only the Temporal workflow API, the shared
+    // Temporal names, other workflow files, and *types* of anything else (activities, rows).
+    files: ['workflows/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!@temporalio/workflow$|@temporalio/common$|\\./[^/]+\\.js$|\\.\\./temporal/names\\.js$)',
+              allowTypeImports: true,
+              message:
+                'Workflows are deterministic: import only @temporalio/workflow, ../temporal/names.js and ./ workflow files (use `import type` for anything else).',
+            },
+          ],
+        },
+      ],
+      'no-restricted-globals': [
+        'error',
+        { name: 'process', message: 'No process state in workflows.' },
+        { name: 'fetch', message: 'No I/O in workflows: call an activity.' },
+        { name: 'setInterval', message: 'Use sleep()/condition() with durable timers.' },
+        { name: 'require', message: 'No dynamic imports in workflows.' },
+        { name: 'Buffer', message: 'Node built-ins are not available in the workflow sandbox.' },
+      ],
+    },
+  },
+);

@@ -1,0 +1,43 @@
+/** Starts the api: pool, lazy Temporal client, Koa app on HOST:PORT. */
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import type { Config } from '../config/index.js';
+import { createDatabasePool } from '../db/pool.js';
+import type { Logger } from '../log.js';
+import { createTemporalClient } from '../../temporal/client.js';
+import { createApp } from './app.js';
+
+export interface RunningApi {
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+export async function startApi(config: Config, log: Logger): Promise<RunningApi> {
+  const pool = await createDatabasePool(config.databaseUrl);
+  const temporal = createTemporalClient(config.temporal);
+  const app = createApp({ config, pool, temporal, log });
+  const server: Server = await new Promise((resolve, reject) => {
+    const s = app.listen(config.http.port, config.http.host, () => resolve(s));
+    s.once('error', reject);
+  });
+  // Slow clients must not hold sockets forever; keep-alive shorter than typical proxies'.
+  server.requestTimeout = 15_000;
+  server.headersTimeout = 10_000;
+  server.keepAliveTimeout = 5_000;
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${config.http.host.includes(':') ? `[${config.http.host}]` : config.http.host}:${port}`;
+  log.info({ url }, 'api listening');
+  return {
+    url,
+    async stop() {
+      // Stop accepting, let in-flight requests finish, then close what they used.
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      await temporal.close();
+      await pool.end();
+      log.info('api stopped');
+    },
+  };
+}

@@ -1,0 +1,27 @@
+/**
+ * The PostgreSQL pool (slonik). Ids are 64-bit snowflakes: `int8` stays a decimal string
+ * (JSON carries them as strings, and a JS number would lose precision); `timestamptz`
+ * becomes a `Date`.
+ */
+import { createPool, type DatabasePool } from 'slonik';
+
+export type { DatabasePool } from 'slonik';
+
+export interface PoolOptions {
+  readonly maximumPoolSize?: number;
+  /** Per-statement limit; a runaway query must not hold a connection forever. */
+  readonly statementTimeoutMs?: number;
+}
+
+export async function createDatabasePool(databaseUrl: string, options: PoolOptions = {}): Promise<DatabasePool> {
+  return createPool(databaseUrl, {
+    maximumPoolSize: options.maximumPoolSize ?? 10,
+    statementTimeout: options.statementTimeoutMs ?? 30_000,
+    idleInTransactionSessionTimeout: 60_000,
+    connectionTimeout: 5_000,
+    typeParsers: [
+      { name: 'int8', parse: (value: string) => value },
+      { name: 'timestamptz', parse: (value: string) => new Date(value) },
+    ],
+  });
+}

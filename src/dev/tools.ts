@@ -1,0 +1,51 @@
+/**
+ * Finds the native programs the dev stack and the tests run. Nothing is downloaded here:
+ * `tools/install.sh` (run by every make target) installs them beforehand.
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import type { DevStackConfig } from '../config/dev.js';
+import { projectRoot } from '../paths.js';
+
+export interface Binaries {
+  readonly temporal: string;
+  readonly temporalTestServer: string;
+  readonly natsServer: string;
+  /** Directory holding initdb, pg_ctl and postgres. */
+  readonly pgBin: string;
+}
+
+export function findBinaries(binaries: DevStackConfig['binaries']): Binaries {
+  return {
+    temporal: binaries.temporal ?? findProgram('temporal'),
+    temporalTestServer: binaries.temporalTestServer ?? findProgram('temporal-test-server'),
+    natsServer: binaries.natsServer ?? findProgram('nats-server'),
+    pgBin: binaries.pgBin ?? findPgBin(),
+  };
+}
+
+/** The pinned copy in `.tools/venv/bin` first, then PATH. */
+function findProgram(name: string): string {
+  const candidates = [path.join(projectRoot, '.tools', 'venv', 'bin', name), ...pathDirs().map((d) => path.join(d, name))];
+  const found = candidates.find((c) => existsSync(c));
+  if (found === undefined) throw new Error(`${name} not found: run tools/install.sh (make does) or put it on PATH`);
+  return found;
+}
+
+function findPgBin(): string {
+  const onPath = pathDirs().find((d) => existsSync(path.join(d, 'pg_ctl')) && existsSync(path.join(d, 'initdb')));
+  if (onPath !== undefined) return onPath;
+  const root = '/usr/lib/postgresql';
+  const versions = existsSync(root)
+    ? readdirSync(root)
+        .filter((v) => existsSync(path.join(root, v, 'bin', 'pg_ctl')))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
+  if (versions[0] === undefined) throw new Error('PostgreSQL server binaries not found: install them or set PG_BIN');
+  return path.join(root, versions[0], 'bin');
+}
+
+function pathDirs(): string[] {
+  // eslint-disable-next-line no-restricted-syntax -- PATH lookup is the one env read the tool finder needs
+  return (process.env.PATH ?? '').split(path.delimiter).filter((d) => d !== '');
+}

@@ -1,0 +1,42 @@
+/**
+ * The operations listener of the worker and the bridge: `GET /healthz`, `GET /readyz` and
+ * `GET /metrics` (the api serves the same three on its own port).
+ */
+import { createServer, type Server } from 'node:http';
+import { checkReadiness, type Check } from './health.js';
+import { registry } from './metrics.js';
+
+export interface OpsServer {
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+export async function startOpsServer(host: string, port: number, checks: Readonly<Record<string, Check>>): Promise<OpsServer> {
+  const server: Server = createServer((req, res) => {
+    const reply = (status: number, body: string, type = 'application/json') => {
+      res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
+      res.end(body);
+    };
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method !== 'GET' && req.method !== 'HEAD') return reply(405, JSON.stringify({ error: 'method_not_allowed', message: 'GET only' }));
+    if (path === '/healthz') return reply(200, JSON.stringify({ status: 'ok' }));
+    if (path === '/readyz') {
+      void checkReadiness(checks).then((r) => reply(r.ready ? 200 : 503, JSON.stringify({ status: r.ready ? 'ready' : 'not_ready', checks: r.checks })));
+      return;
+    }
+    if (path === '/metrics') {
+      void registry.metrics().then((text) => reply(200, text, registry.contentType));
+      return;
+    }
+    reply(404, JSON.stringify({ error: 'not_found', message: 'no such endpoint' }));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const address = server.address();
+  return {
+    port: typeof address === 'object' && address !== null ? address.port : port,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}

@@ -1,0 +1,47 @@
+/** Starts the Temporal worker process: pool, worker, operations listener. */
+import { NativeConnection } from '@temporalio/worker';
+import { sql } from 'slonik';
+import { createActivities } from '../../activities/index.js';
+import { createWorker } from '../../temporal/worker.js';
+import type { Config } from '../config/index.js';
+import { createDatabasePool } from '../db/pool.js';
+import type { Logger } from '../log.js';
+import { startOpsServer } from '../ops-server.js';
+
+export interface RunningWorker {
+  readonly opsPort: number;
+  stop(): Promise<void>;
+}
+
+export async function startWorker(config: Config, log: Logger): Promise<RunningWorker> {
+  const pool = await createDatabasePool(config.databaseUrl);
+  if (config.fcm.credentials === undefined) log.info('FCM disabled');
+  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const worker = await createWorker({
+    connection,
+    namespace: config.temporal.namespace,
+    taskQueue: config.temporal.taskQueue,
+    activities: createActivities({ pool, log }),
+  });
+  const running = worker.run();
+  running.catch((error: unknown) => log.fatal({ err: error }, 'worker stopped with an error'));
+  const ops = await startOpsServer(config.http.host, config.workerMetricsPort, {
+    postgres: async () => void (await pool.query(sql.unsafe`SELECT 1`)),
+    temporal: async () => {
+      if (worker.getState() !== 'RUNNING') throw new Error(`worker is ${worker.getState()}`);
+    },
+  });
+  log.info({ taskQueue: config.temporal.taskQueue, opsPort: ops.port }, 'worker running');
+  return {
+    opsPort: ops.port,
+    async stop() {
+      // Stop polling, let in-flight activities and workflow tasks finish, then close.
+      worker.shutdown();
+      await running.catch(() => undefined);
+      await connection.close();
+      await ops.close();
+      await pool.end();
+      log.info('worker stopped');
+    },
+  };
+}

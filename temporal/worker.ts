@@ -1,0 +1,39 @@
+/**
+ * Builds the Temporal worker: workflows from the prebuilt bundle when `npm run build` made one
+ * (fast start in production), else bundled from source; activities from their dependencies.
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { projectRoot } from '../src/paths.js';
+
+export const workflowsSourcePath = path.join(projectRoot, 'workflows', 'index.ts');
+export const workflowBundlePath = path.join(projectRoot, 'dist', 'workflow-bundle.js');
+
+export interface CreateWorkerOptions {
+  readonly connection: NativeConnection;
+  readonly namespace: string;
+  readonly taskQueue: string;
+  readonly activities: object;
+  /** Overrides for tests (cache size, concurrency, identity…). */
+  readonly overrides?: Partial<WorkerOptions>;
+}
+
+export async function createWorker(options: CreateWorkerOptions): Promise<Worker> {
+  const workflows: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = existsSync(workflowBundlePath)
+    ? { workflowBundle: { codePath: workflowBundlePath } }
+    : { workflowsPath: workflowsSourcePath };
+  return Worker.create({
+    connection: options.connection,
+    namespace: options.namespace,
+    taskQueue: options.taskQueue,
+    ...workflows,
+    activities: options.activities,
+    // Each cached registration workflow costs memory; the default grows with the heap.
+    maxCachedWorkflows: 2_000,
+    maxConcurrentActivityTaskExecutions: 100,
+    maxConcurrentLocalActivityExecutions: 100,
+    shutdownGraceTime: '20s',
+    ...options.overrides,
+  });
+}

@@ -1,0 +1,2 @@
+/** Every workflow the worker runs. Deterministic code only: see eslint.config.js. */
+export { registrationWorkflow } from './registration.js';
