@@ -1,0 +1,63 @@
+/**
+ * The three processes start from their built entry points against the real services, report
+ * ready, and stop gracefully on SIGTERM.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshDatabase, type TestDatabase } from '../support/database.js';
+import { freePort } from '../support/ports.js';
+import { serviceEnv, startProcess, waitReady } from '../support/processes.js';
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await freshDatabase();
+});
+afterAll(async () => {
+  await db.drop();
+});
+
+describe('api, worker and bridge on real PostgreSQL, NATS and Temporal', () => {
+  it('each reaches /readyz 200, then exits 0 on SIGTERM', async () => {
+    const [apiPort, workerPort, bridgePort] = [await freePort(), await freePort(), await freePort()];
+    const env = serviceEnv(db.url, {
+      PORT: String(apiPort),
+      WORKER_METRICS_PORT: String(workerPort),
+      BRIDGE_METRICS_PORT: String(bridgePort),
+      TEMPORAL_TASK_QUEUE: `processes-${apiPort}`,
+    });
+    const processes = {
+      api: { process: startProcess('api', env), url: `http://127.0.0.1:${apiPort}` },
+      worker: { process: startProcess('worker', env), url: `http://127.0.0.1:${workerPort}` },
+      bridge: { process: startProcess('bridge', env), url: `http://127.0.0.1:${bridgePort}` },
+    };
+    try {
+      for (const { process, url } of Object.values(processes)) await waitReady(url, process);
+      const readiness = await (await fetch(`${processes.api.url}/readyz`)).json();
+      expect(readiness).toEqual({ status: 'ready', checks: { postgres: 'ok', temporal: 'ok' } });
+      expect(((await fetch(`${processes.bridge.url}/readyz`).then((r) => r.json())) as { checks: unknown }).checks).toEqual({ postgres: 'ok', nats: 'ok', temporal: 'ok' });
+      expect(await (await fetch(`${processes.api.url}/healthz`)).json()).toEqual({ status: 'ok' });
+      const metrics = await (await fetch(`${processes.worker.url}/metrics`)).text();
+      expect(metrics).toContain('process_cpu_user_seconds_total');
+    } finally {
+      for (const [name, { process }] of Object.entries(processes)) {
+        const code = await process.stop();
+        expect(code, `${name} exit code; output:\n${process.output()}`).toBe(0);
+        expect(process.output()).toContain(`${name} stopped`);
+      }
+    }
+  });
+
+  it('the api starts and answers /healthz while Temporal is unreachable, and says it is not ready', async () => {
+    const port = await freePort();
+    const api = startProcess('api', serviceEnv(db.url, { PORT: String(port), TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}` }));
+    try {
+      const url = `http://127.0.0.1:${port}`;
+      const { waitFor } = await import('../../src/dev/daemons.js');
+      await waitFor('api /healthz', async () => (await fetch(`${url}/healthz`).catch(() => undefined))?.status === 200, 30_000);
+      const response = await fetch(`${url}/readyz`);
+      expect(response.status).toBe(503);
+      expect(await response.json()).toEqual({ status: 'not_ready', checks: { postgres: 'ok', temporal: 'failing' } });
+    } finally {
+      expect(await api.stop()).toBe(0);
+    }
+  });
+});

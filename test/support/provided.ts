@@ -1,0 +1,14 @@
+/** What the global setups hand to test files (via vitest's provide/inject). */
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Superuser URL of the test cluster, database part `postgres`. */
+    postgresAdminUrl: string;
+    /** A database with every migration applied (host stand-in included); copied per test file. */
+    templateDatabase: string;
+    natsUrl: string;
+    temporalAddress: string;
+    temporalTestServer: string;
+    temporalCli: string;
+  }
+}
+export {};

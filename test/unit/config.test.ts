@@ -1,0 +1,163 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, type Role } from '../../src/config/index.js';
+
+const base = {
+  DATABASE_URL: 'postgres://push@db.internal:5432/zippchat',
+  JWT_SECRET: 'a-development-secret-of-at-least-32-bytes',
+};
+
+function serviceAccount(overrides: Record<string, unknown> = {}): string {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  return JSON.stringify({
+    type: 'service_account',
+    project_id: 'zippchat-test',
+    client_email: 'push@zippchat-test.iam.gserviceaccount.com',
+    private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }),
+    token_uri: 'http://127.0.0.1:9/token',
+    ...overrides,
+  });
+}
+
+function failure(env: Record<string, string>, role: Role = 'api'): ConfigError {
+  try {
+    loadConfig(role, env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('applies the defaults of contract §3', () => {
+    const config = loadConfig('api', base);
+    expect(config.natsServers).toEqual(['nats://127.0.0.1:4222']);
+    expect(config.temporal).toEqual({ address: '127.0.0.1:7233', namespace: 'default', taskQueue: 'push-wakes' });
+    expect(config.http).toEqual({ host: '127.0.0.1', port: 8080 });
+    expect(config.fcm).toEqual({ projectId: undefined, credentials: undefined, endpoint: 'https://fcm.googleapis.com' });
+    expect(config.unifiedPush).toEqual({ allowPrivate: false, allowHttp: false, vapid: undefined });
+    expect(config.coalescing).toEqual({ minIntervalMs: 15_000, rewakeAfterMs: 900_000 });
+    expect(config.jwt.key).toMatchObject({ kind: 'secret', algorithm: 'HS256' });
+    expect(config.jwt.issuer).toBeUndefined();
+  });
+
+  it('reads every variable it is given', () => {
+    const config = loadConfig('worker', {
+      ...base,
+      NATS_URL: 'nats://a:4222, nats://b:4222',
+      TEMPORAL_ADDRESS: 'temporal.internal:7233',
+      TEMPORAL_NAMESPACE: 'zippchat',
+      TEMPORAL_TASK_QUEUE: 'wakes-2',
+      PORT: '9000',
+      HOST: '0.0.0.0',
+      JWT_ISSUER: 'https://chat.example',
+      JWT_AUDIENCE: 'zippchat',
+      FCM_CREDENTIALS_JSON: serviceAccount(),
+      FCM_ENDPOINT: 'http://127.0.0.1:9999/',
+      PUSH_UP_ALLOW_PRIVATE: 'true',
+      PUSH_UP_ALLOW_HTTP: '1',
+      PUSH_MIN_INTERVAL_MS: '1000',
+      PUSH_REWAKE_AFTER_MS: '60000',
+    });
+    expect(config.natsServers).toEqual(['nats://a:4222', 'nats://b:4222']);
+    expect(config.temporal).toEqual({ address: 'temporal.internal:7233', namespace: 'zippchat', taskQueue: 'wakes-2' });
+    expect(config.http).toEqual({ host: '0.0.0.0', port: 9000 });
+    expect(config.jwt).toMatchObject({ issuer: 'https://chat.example', audience: 'zippchat' });
+    expect(config.fcm.projectId).toBe('zippchat-test');
+    expect(config.fcm.credentials?.tokenUri).toBe('http://127.0.0.1:9/token');
+    expect(config.fcm.endpoint).toBe('http://127.0.0.1:9999');
+    expect(config.unifiedPush).toMatchObject({ allowPrivate: true, allowHttp: true });
+    expect(config.coalescing).toEqual({ minIntervalMs: 1000, rewakeAfterMs: 60_000 });
+  });
+
+  it('pins the JWT algorithm by the type of JWT_PUBLIC_KEY', () => {
+    const pem = (type: 'rsa' | 'ec' | 'ed25519') => {
+      const pair =
+        type === 'rsa'
+          ? generateKeyPairSync('rsa', { modulusLength: 2048 })
+          : type === 'ec'
+            ? generateKeyPairSync('ec', { namedCurve: 'P-256' })
+            : generateKeyPairSync('ed25519');
+      return pair.publicKey.export({ type: 'spki', format: 'pem' }).toString();
+    };
+    const env = (key: string) => ({ DATABASE_URL: base.DATABASE_URL, JWT_PUBLIC_KEY: key });
+    expect(loadConfig('api', env(pem('rsa'))).jwt.key?.algorithm).toBe('RS256');
+    expect(loadConfig('api', env(pem('ec'))).jwt.key?.algorithm).toBe('ES256');
+    expect(loadConfig('api', env(pem('ed25519'))).jwt.key?.algorithm).toBe('EdDSA');
+  });
+
+  it('derives the VAPID public key from the private key', () => {
+    const config = loadConfig('api', {
+      ...base,
+      // RFC 8292 example-style raw P-256 scalar (any valid 32-byte scalar works).
+      PUSH_VAPID_PRIVATE_KEY: Buffer.alloc(32, 7).toString('base64url'),
+      PUSH_VAPID_SUBJECT: 'mailto:ops@chat.example',
+    });
+    expect(Buffer.from(config.unifiedPush.vapid!.publicKey, 'base64url')).toHaveLength(65);
+  });
+
+  const rejected: Array<[string, Record<string, string>, Role?]> = [
+    ['DATABASE_URL', { DATABASE_URL: '' }],
+    ['DATABASE_URL', { DATABASE_URL: 'mysql://x/y' }],
+    ['NATS_URL', { NATS_URL: 'http://nats:4222' }],
+    ['NATS_URL', { NATS_URL: 'nats://a:4222,,garbage' }],
+    ['TEMPORAL_ADDRESS', { TEMPORAL_ADDRESS: 'temporal' }],
+    ['TEMPORAL_ADDRESS', { TEMPORAL_ADDRESS: 'temporal:99999' }],
+    ['TEMPORAL_NAMESPACE', { TEMPORAL_NAMESPACE: 'has space' }],
+    ['TEMPORAL_TASK_QUEUE', { TEMPORAL_TASK_QUEUE: 'a/b' }],
+    ['PORT', { PORT: 'eighty' }],
+    ['PORT', { PORT: '70000' }],
+    ['HOST', { HOST: 'bad host' }],
+    ['JWT_SECRET', { JWT_SECRET: '' }],
+    ['JWT_SECRET', { JWT_SECRET: 'short' }],
+    ['JWT_PUBLIC_KEY', { JWT_PUBLIC_KEY: 'not a pem' }],
+    ['JWT_PUBLIC_KEY', { JWT_PUBLIC_KEY: '-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----' }],
+    ['FCM_PROJECT_ID', { FCM_PROJECT_ID: 'bad project!' }],
+    ['FCM_CREDENTIALS_JSON', { FCM_CREDENTIALS_JSON: '{not json' }],
+    ['FCM_CREDENTIALS_JSON', { FCM_CREDENTIALS_JSON: '{"client_email":"x"}' }],
+    ['FCM_CREDENTIALS_JSON', { FCM_CREDENTIALS_JSON: '{"client_email":"x","private_key":"nope"}' }],
+    ['FCM_ENDPOINT', { FCM_ENDPOINT: 'ftp://fcm' }],
+    ['PUSH_UP_ALLOW_PRIVATE', { PUSH_UP_ALLOW_PRIVATE: 'maybe' }],
+    ['PUSH_UP_ALLOW_HTTP', { PUSH_UP_ALLOW_HTTP: '2' }],
+    ['PUSH_VAPID_PRIVATE_KEY', { PUSH_VAPID_SUBJECT: 'mailto:a@b.example' }],
+    ['PUSH_VAPID_SUBJECT', { PUSH_VAPID_PRIVATE_KEY: Buffer.alloc(32, 7).toString('base64url') }],
+    ['PUSH_VAPID_PRIVATE_KEY', { PUSH_VAPID_PRIVATE_KEY: 'dG9vIHNob3J0', PUSH_VAPID_SUBJECT: 'mailto:a@b.example' }],
+    ['PUSH_VAPID_PRIVATE_KEY', { PUSH_VAPID_PRIVATE_KEY: Buffer.alloc(32, 0).toString('base64url'), PUSH_VAPID_SUBJECT: 'mailto:a@b.example' }],
+    ['PUSH_VAPID_SUBJECT', { PUSH_VAPID_PRIVATE_KEY: Buffer.alloc(32, 7).toString('base64url'), PUSH_VAPID_SUBJECT: 'ops@chat' }],
+    ['PUSH_MIN_INTERVAL_MS', { PUSH_MIN_INTERVAL_MS: '-5' }],
+    ['PUSH_MIN_INTERVAL_MS', { PUSH_MIN_INTERVAL_MS: '1.5' }],
+    ['PUSH_REWAKE_AFTER_MS', { PUSH_REWAKE_AFTER_MS: 'soon' }],
+    ['PUSH_REWAKE_AFTER_MS', { PUSH_MIN_INTERVAL_MS: '20000', PUSH_REWAKE_AFTER_MS: '10000' }],
+    ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
+  ];
+
+  it.each(rejected)('rejects a bad %s with one line naming it', (variable, overrides, role) => {
+    const error = failure({ ...base, ...overrides }, role);
+    expect(error.variable).toBe(variable);
+    expect(error.message).toMatch(new RegExp(`^config: ${variable} `));
+    expect(error.message).not.toContain('\n');
+  });
+
+  it('requires a JWT key on the api but not on the worker or the bridge', () => {
+    const { JWT_SECRET: _, ...withoutKey } = base;
+    expect(failure(withoutKey, 'api').variable).toBe('JWT_SECRET');
+    expect(() => loadConfig('worker', withoutKey)).not.toThrow();
+    expect(() => loadConfig('bridge', withoutKey)).not.toThrow();
+  });
+
+  it('refuses both JWT keys at once, and never echoes a secret', () => {
+    const { publicKey } = generateKeyPairSync('ed25519');
+    const error = failure({ ...base, JWT_PUBLIC_KEY: publicKey.export({ type: 'spki', format: 'pem' }).toString() });
+    expect(error.variable).toBe('JWT_PUBLIC_KEY');
+    expect(failure({ ...base, JWT_SECRET: 'tiny-secret' }).message).not.toContain('tiny-secret');
+    const credentials = '{"client_email":"x","private_key":"SECRET-PEM"}';
+    expect(failure({ ...base, FCM_CREDENTIALS_JSON: credentials }).message).not.toContain('SECRET-PEM');
+  });
+
+  it('takes the FCM project from the key file when FCM_PROJECT_ID is unset, and requires one', () => {
+    expect(loadConfig('worker', { ...base, FCM_CREDENTIALS_JSON: serviceAccount() }).fcm.projectId).toBe('zippchat-test');
+    expect(failure({ ...base, FCM_CREDENTIALS_JSON: serviceAccount({ project_id: undefined }) }, 'worker').variable).toBe('FCM_PROJECT_ID');
+    expect(loadConfig('api', { ...base, FCM_PROJECT_ID: 'zippchat-prod' }).fcm).toMatchObject({ projectId: 'zippchat-prod', credentials: undefined });
+  });
+});

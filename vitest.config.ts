@@ -1,0 +1,40 @@
+import { defineConfig } from 'vitest/config';
+
+// Three tiers, one command (`make test` runs all of them):
+//   unit        pure logic, no services;
+//   integration real PostgreSQL, NATS JetStream and the Temporal dev server, started once by
+//               test/support/global-setup.ts on free ports; a fresh database per test file;
+//   workflow    Temporal's time-skipping test server; run one file at a time, as the SDK asks.
+export default defineConfig({
+  test: {
+    reporters: ['default'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    projects: [
+      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], sequence: { groupOrder: 0 } } },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          globalSetup: ['test/support/global-setup.ts'],
+          testTimeout: 90_000,
+          hookTimeout: 180_000,
+          // Two cores: a few files at a time keep the shared Temporal dev server responsive.
+          maxWorkers: 2,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        test: {
+          name: 'workflow',
+          include: ['test/workflow/**/*.test.ts'],
+          globalSetup: ['test/support/global-setup-binaries.ts'],
+          fileParallelism: false,
+          sequence: { groupOrder: 2 },
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+        },
+      },
+    ],
+  },
+});
