@@ -1,0 +1,72 @@
+/**
+ * How the api, the bridge and maintenance talk to registration workflows. Every call is
+ * idempotent and safe to repeat; PostgreSQL stays the truth and these are hints.
+ */
+import { WorkflowIdReusePolicy, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { TypedSearchAttributes, type SignalDefinition } from '@temporalio/common';
+import {
+  drainedSignal,
+  pendingSignal,
+  registeredSignal,
+  stopSignal,
+  type RegistrationWorkflowInput,
+  type Transport,
+} from '../workflows/registration-messages.js';
+import { PushDeviceId, PushTransport, PushUserId, registrationWorkflowId, registrationWorkflowType } from './names.js';
+
+export interface Device {
+  readonly userId: string;
+  readonly deviceId: string;
+}
+
+function startOptions(taskQueue: string, device: Device, transport: Transport) {
+  const args: [RegistrationWorkflowInput] = [{ userId: device.userId, deviceId: device.deviceId, transport }];
+  return {
+    taskQueue,
+    workflowId: registrationWorkflowId(device.userId, device.deviceId),
+    args,
+    typedSearchAttributes: new TypedSearchAttributes([
+      { key: PushUserId, value: device.userId },
+      { key: PushDeviceId, value: device.deviceId },
+      { key: PushTransport, value: transport },
+    ]),
+    workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+  };
+}
+
+/** After a `PUT`: start the device's workflow, or tell the running one (new transport). */
+export async function announceRegistration(client: Client, taskQueue: string, device: Device, transport: Transport): Promise<void> {
+  await client.workflow.signalWithStart(registrationWorkflowType, {
+    ...startOptions(taskQueue, device, transport),
+    signal: registeredSignal,
+    signalArgs: [{ transport }],
+  });
+}
+
+/** New pending rows: wake the workflow, starting it if it is missing. */
+export async function announcePending(client: Client, taskQueue: string, device: Device, transport: Transport): Promise<void> {
+  await client.workflow.signalWithStart(registrationWorkflowType, {
+    ...startOptions(taskQueue, device, transport),
+    signal: pendingSignal,
+    signalArgs: [],
+  });
+}
+
+/** After a drain committed. A missing workflow has nothing to learn from it. */
+export async function announceDrained(client: Client, device: Device): Promise<void> {
+  await signalIfRunning(client, device, drainedSignal);
+}
+
+/** After the registration was deleted: the workflow checks and ends. */
+export async function announceDeleted(client: Client, device: Device): Promise<void> {
+  await signalIfRunning(client, device, stopSignal);
+}
+
+async function signalIfRunning(client: Client, device: Device, signal: SignalDefinition<[]>): Promise<void> {
+  try {
+    await client.workflow.getHandle(registrationWorkflowId(device.userId, device.deviceId)).signal(signal);
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return; // not running: nothing to tell
+    throw error;
+  }
+}
