@@ -28,7 +28,7 @@ export default defineConfig({
         test: {
           name: 'workflow',
           include: ['test/workflow/**/*.test.ts'],
-          globalSetup: ['test/support/global-setup-binaries.ts'],
+          globalSetup: ['test/support/global-setup-postgres.ts'],
           fileParallelism: false,
           sequence: { groupOrder: 2 },
           testTimeout: 120_000,

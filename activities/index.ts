@@ -2,16 +2,12 @@
  * Activities: all the I/O a workflow needs, built from the worker's dependencies. Workflows
  * type their proxies with `ReturnType<typeof createActivities>` and pass ids, never secrets.
  */
-import type { DatabasePool } from '../src/db/pool.js';
-import type { Logger } from '../src/log.js';
+import { createRegistrationActivities, type RegistrationActivityDeps } from './registration.js';
 
-export interface ActivityDeps {
-  readonly pool: DatabasePool;
-  readonly log: Logger;
-}
+export type ActivityDeps = RegistrationActivityDeps;
 
-export function createActivities(_deps: ActivityDeps) {
-  return {};
+export function createActivities(deps: ActivityDeps) {
+  return { ...createRegistrationActivities(deps) };
 }
 
 export type Activities = ReturnType<typeof createActivities>;

@@ -15,6 +15,8 @@ export interface RegistrationWorkflowInput {
   readonly carried?: CarriedState;
   /** Continue as new after this many wakes in one run (tests use a small number). */
   readonly continueAsNewAfterWakes?: number;
+  /** Run claim and send as local activities (default; see docs/architecture.md) or regular ones. */
+  readonly activityKind?: 'local' | 'regular';
 }
 
 export interface CarriedState {
@@ -23,6 +25,8 @@ export interface CarriedState {
   readonly lastWakeAt: number | null;
   /** A signal said there may be new pending rows, not yet checked. */
   readonly checkRequested: boolean;
+  /** The worker's PUSH_MIN_INTERVAL_MS / PUSH_REWAKE_AFTER_MS, as last reported by the claim. */
+  readonly intervals?: { readonly minIntervalMs: number; readonly rewakeAfterMs: number };
 }
 
 /** New pending rows exist for this device (bridge, maintenance healing). */

@@ -1,21 +1,141 @@
 /**
- * One long-lived workflow per push registration (contract §9). Placeholder of the foundation:
- * it lives until told to stop. The coalescing actor replaces it (issue 4).
+ * One long-lived workflow per push registration: the actor that coalesces wakes (design §4).
+ *
+ *   - at most one outstanding wake: a wake is claimed in PostgreSQL (a conditional UPDATE);
+ *   - at least `minIntervalMs` between two wakes, even after a drain: a durable timer;
+ *   - a re-wake after `rewakeAfterMs` while the wake is undrained and rows are pending;
+ *   - a message inside the interval is woken when it ends (this replaces the design's sweeper);
+ *   - an idle device holds no timer at all.
+ *
+ * Signals are hints; PostgreSQL is the truth. The workflow ends when its registration is gone.
+ * Its history holds ids, priorities and times — never a token, an endpoint or a key.
  */
-import { condition, defineSignal, setHandler } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  proxyActivities,
+  proxyLocalActivities,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+  type ActivityOptions,
+  type LocalActivityOptions,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import type { ClaimResult, SendResult } from '../activities/registration.js';
+import { PushTransport } from '../temporal/names.js';
+import { DeviceState, type NextCheck } from './device-state.js';
+import {
+  drainedSignal,
+  pendingSignal,
+  registeredSignal,
+  stateQuery,
+  stopSignal,
+  type RegistrationWorkflowInput,
+  type Transport,
+} from './registration-messages.js';
 
-export interface RegistrationWorkflowInput {
-  readonly registrationId: string;
-  readonly userId: string;
-  readonly deviceId: string;
+export * from './registration-messages.js';
+
+export interface RegistrationWorkflowResult {
+  readonly ended: 'registration-deleted';
+  readonly wakesThisRun: number;
 }
 
-export const stopSignal = defineSignal('stop');
+/** Database errors: retry soon, for as long as it takes (the claim is idempotent). */
+const claimRetry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' } as const;
+/**
+ * Transient send failures: exponential backoff, or the provider's Retry-After (the activity
+ * sets `nextRetryDelay`). Unbounded here because the activity itself counts consecutive
+ * failures in PostgreSQL and prunes the registration at ten.
+ */
+const sendRetry = { initialInterval: '10s', backoffCoefficient: 2, maximumInterval: '10m' } as const;
 
-export async function registrationWorkflow(_input: RegistrationWorkflowInput): Promise<void> {
-  let stopped = false;
-  setHandler(stopSignal, () => {
-    stopped = true;
+const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s', retry: claimRetry } satisfies LocalActivityOptions);
+const localSend = proxyLocalActivities<Activities>({ startToCloseTimeout: '20s', retry: sendRetry } satisfies LocalActivityOptions);
+const remote = proxyActivities<Activities>({ startToCloseTimeout: '15s', retry: claimRetry } satisfies ActivityOptions);
+const remoteSend = proxyActivities<Activities>({ startToCloseTimeout: '20s', retry: sendRetry } satisfies ActivityOptions);
+
+/** Continue as new after this many wakes even if the server does not suggest it yet. */
+const defaultContinueAsNewAfterWakes = 1_000;
+
+export async function registrationWorkflow(input: RegistrationWorkflowInput): Promise<RegistrationWorkflowResult> {
+  const { userId, deviceId } = input;
+  const state = new DeviceState(input.transport, input.carried);
+  const [claimProxy, sendProxy] = input.activityKind === 'regular' ? [remote, remoteSend] : [local, localSend];
+
+  setHandler(pendingSignal, () => state.onPending());
+  setHandler(drainedSignal, () => state.onDrained());
+  setHandler(stopSignal, () => state.onStop());
+  setHandler(registeredSignal, ({ transport }) => {
+    setTransport(state, transport);
+    state.onRegistered(transport);
   });
-  await condition(() => stopped);
+  setHandler(stateQuery, () => state.view(userId, deviceId, Date.now()));
+
+  for (;;) {
+    setCurrentDetails(state.details(Date.now()));
+    if (shouldContinueAsNew(state, input)) {
+      await condition(allHandlersFinished);
+      return continueAsNew<typeof registrationWorkflow>({ ...input, carried: state.carried() });
+    }
+    const next = state.nextCheck(Date.now());
+    if (!(await waitUntilDue(state, input, next))) continue;
+
+    state.existenceCheckRequested = false;
+    state.checkRequested = false;
+    state.registeredSinceLastClaim = false;
+    const now = Date.now();
+    const claim: ClaimResult = await claimProxy.claimWake({ userId, deviceId, now });
+    if (claim.status === 'gone') {
+      if (state.registeredSinceLastClaim) continue; // re-registered while we looked: look again
+      await condition(allHandlersFinished);
+      return { ended: 'registration-deleted', wakesThisRun: state.wakesThisRun };
+    }
+    state.intervals = claim.intervals;
+    setTransport(state, claim.transport);
+    if (claim.status === 'not-claimed') {
+      state.onObserved(claim.observed, now);
+      continue;
+    }
+    state.onClaimed(now);
+    setCurrentDetails(state.details(Date.now()));
+    const sent: SendResult = await sendProxy.sendWake({ registrationId: claim.registrationId, userId, deviceId, priority: claim.priority });
+    // A dead token was deleted with its registration: the next look finds it gone and ends.
+    if (sent.outcome === 'dead' || sent.outcome === 'gone') state.onStop();
+  }
+}
+
+/**
+ * Waits for `next` (undefined: no timer at all). Returns true when it is due, false when the
+ * plan changed first (a signal moved the next check) and must be made again.
+ */
+async function waitUntilDue(state: DeviceState, input: RegistrationWorkflowInput, next: NextCheck | undefined): Promise<boolean> {
+  const replan = () => shouldContinueAsNew(state, input) || !sameCheck(state.nextCheck(Date.now()), next);
+  if (next === undefined) {
+    await condition(replan);
+    return false;
+  }
+  const remaining = next.at - Date.now();
+  if (remaining <= 0) return true;
+  const changed = await condition(replan, remaining);
+  return !changed;
+}
+
+function sameCheck(a: NextCheck | undefined, b: NextCheck | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.reason !== 'now' && a.at === b.at && a.reason === b.reason;
+}
+
+function shouldContinueAsNew(state: DeviceState, input: RegistrationWorkflowInput): boolean {
+  return workflowInfo().continueAsNewSuggested || state.wakesThisRun >= (input.continueAsNewAfterWakes ?? defaultContinueAsNewAfterWakes);
+}
+
+function setTransport(state: DeviceState, transport: Transport): void {
+  if (workflowInfo().typedSearchAttributes.get(PushTransport) !== transport) {
+    upsertSearchAttributes([{ key: PushTransport, value: transport }]);
+  }
+  state.transport = transport;
 }

@@ -7,6 +7,7 @@ import type { Config } from '../config/index.js';
 import { createDatabasePool } from '../db/pool.js';
 import type { Logger } from '../log.js';
 import { startOpsServer } from '../ops-server.js';
+import { createTransports } from '../transports/index.js';
 
 export interface RunningWorker {
   readonly opsPort: number;
@@ -15,13 +16,13 @@ export interface RunningWorker {
 
 export async function startWorker(config: Config, log: Logger): Promise<RunningWorker> {
   const pool = await createDatabasePool(config.databaseUrl);
-  if (config.fcm.credentials === undefined) log.info('FCM disabled');
+  const transports = createTransports(config, log);
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   const worker = await createWorker({
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    activities: createActivities({ pool, log }),
+    activities: createActivities({ pool, log, coalescing: config.coalescing, transports }),
   });
   const running = worker.run();
   running.catch((error: unknown) => log.fatal({ err: error }, 'worker stopped with an error'));
@@ -39,6 +40,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
       worker.shutdown();
       await running.catch(() => undefined);
       await connection.close();
+      await transports.close();
       await ops.close();
       await pool.end();
       log.info('worker stopped');

@@ -1,0 +1,40 @@
+/**
+ * The workflow tier: Temporal's time-skipping test server (started per test file by the SDK,
+ * from the installed binary) plus a private PostgreSQL with a migrated template database, so
+ * the workflow runs against the real claim SQL.
+ */
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { migrateUp } from '../../src/db/migrate.js';
+import { serviceMigrations } from '../../src/db/migrations.js';
+import { startPostgres, stopPostgres } from '../../src/dev/postgres.js';
+import { ensureDatabase } from '../../src/dev/services.js';
+import { findBinaries } from '../../src/dev/tools.js';
+import { projectRoot } from '../../src/paths.js';
+import { freePort } from './ports.js';
+import './provided.js';
+
+const templateDatabase = 'push_template';
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const dir = path.join(projectRoot, '.dev', `test-workflow-${process.pid}`);
+  const binaries = findBinaries({});
+  const stop = async () => {
+    await stopPostgres(binaries.pgBin, dir);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const postgres = await startPostgres({ pgBin: binaries.pgBin, dir, port: await freePort(), fast: true });
+    await ensureDatabase(postgres.url('postgres'), templateDatabase);
+    await migrateUp(postgres.url(templateDatabase), serviceMigrations({ withHostStandIn: true }));
+    project.provide('postgresAdminUrl', postgres.url('postgres'));
+    project.provide('templateDatabase', templateDatabase);
+    project.provide('temporalTestServer', binaries.temporalTestServer);
+    project.provide('temporalCli', binaries.temporal);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return stop;
+}
