@@ -1,5 +1,7 @@
 /**
- * The api as a Koa app, built from its dependencies so tests need no port.
+ * The api as a Koa app, built from its dependencies so tests need no fixed port: the device
+ * endpoints (design §7, contract §5–6) behind authentication and the per-user rate limit,
+ * plus the unauthenticated `/healthz`, `/readyz` and `/metrics`.
  */
 import Router from '@koa/router';
 import Koa from 'koa';
@@ -10,19 +12,71 @@ import type { Logger } from '../log.js';
 import { registry } from '../metrics.js';
 import type { TemporalHandle } from '../../temporal/client.js';
 import type { Config } from '../config/index.js';
-import { ApiError } from './errors.js';
+import { createAnnouncer } from './announce.js';
+import { authenticate, createBearerVerifier, type AuthenticatedState } from './auth.js';
+import { ApiError, fromHttpError } from './errors.js';
+import { requestDuration } from './metrics.js';
+import { defaultRateLimit, rateLimitPerUser, TokenBuckets, type RateLimitOptions } from './rate-limit.js';
+import { keyRoutes } from './routes/keys.js';
+import { pushRoutes } from './routes/push.js';
+import { systemLookup, type LookupHost } from './unifiedpush-endpoint.js';
 
 export interface ApiDeps {
   readonly config: Config;
   readonly pool: DatabasePool;
   readonly temporal: TemporalHandle;
   readonly log: Logger;
+  /** Per-user request limit; contract §6 by default. */
+  readonly rateLimit?: RateLimitOptions;
+  /** How UnifiedPush endpoint host names are resolved (the system resolver by default). */
+  readonly lookupHost?: LookupHost;
+  /** Deadline of each call to Temporal after a change committed. */
+  readonly temporalDeadlineMs?: number;
 }
 
 export function createApp(deps: ApiDeps): Koa {
   const app = new Koa();
   app.proxy = false;
+  // Errors are answered by errorMiddleware; what still reaches Koa (a client that hung up
+  // mid-response) goes to the log rather than stderr.
+  app.on('error', (error: unknown) => deps.log.debug({ error: String(error) }, 'request stream error'));
+  app.use(measureLatency());
   app.use(errorMiddleware(deps.log));
+  const routers = [operationsRoutes(deps), ...deviceRoutes(deps)];
+  for (const router of routers) app.use(router.routes());
+  const notAllowed = () => new ApiError('method_not_allowed', 'method not allowed on this path');
+  for (const router of routers) app.use(router.allowedMethods({ throw: true, methodNotAllowed: notAllowed, notImplemented: notAllowed }));
+  app.use(() => {
+    throw new ApiError('not_found', 'no such endpoint');
+  });
+  return app;
+}
+
+function deviceRoutes(deps: ApiDeps): Router<AuthenticatedState>[] {
+  const buckets = new TokenBuckets(deps.rateLimit ?? defaultRateLimit);
+  const guard = [
+    authenticate(createBearerVerifier(deps.config.jwt)),
+    rateLimitPerUser(buckets),
+    noStore,
+  ];
+  const routeDeps = {
+    config: deps.config,
+    pool: deps.pool,
+    log: deps.log,
+    announcer: createAnnouncer(deps.temporal, deps.config.temporal.taskQueue, deps.log, deps.temporalDeadlineMs),
+    lookupHost: deps.lookupHost ?? systemLookup,
+    guard,
+  };
+  return [pushRoutes(routeDeps), keyRoutes(routeDeps)];
+}
+
+/** Per-device answers must not be kept by any cache between the app and us. */
+const noStore: Koa.Middleware<AuthenticatedState> = async (ctx, next) => {
+  ctx.set('Cache-Control', 'no-store');
+  await next();
+};
+
+function operationsRoutes(deps: ApiDeps): Router {
   const router = new Router();
   router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };
@@ -39,12 +93,20 @@ export function createApp(deps: ApiDeps): Koa {
     ctx.type = registry.contentType;
     ctx.body = await registry.metrics();
   });
-  app.use(router.routes());
-  app.use(router.allowedMethods({ throw: true, methodNotAllowed: () => new ApiError('method_not_allowed', 'method not allowed on this path') }));
-  app.use(() => {
-    throw new ApiError('not_found', 'no such endpoint');
-  });
-  return app;
+  return router;
+}
+
+/** Latency by route pattern (never the raw path: it may hold a device id), method and status. */
+function measureLatency(): Koa.Middleware {
+  return async (ctx, next) => {
+    const end = requestDuration.startTimer();
+    try {
+      await next();
+    } finally {
+      const route = (ctx as { _matchedRoute?: unknown })._matchedRoute;
+      end({ route: typeof route === 'string' ? route : 'unmatched', method: ctx.method, status: String(ctx.status) });
+    }
+  };
 }
 
 function errorMiddleware(log: Logger): Koa.Middleware {
@@ -52,13 +114,14 @@ function errorMiddleware(log: Logger): Koa.Middleware {
     try {
       await next();
     } catch (error) {
-      if (error instanceof ApiError) {
-        ctx.status = error.status;
-        ctx.set(error.headers);
-        ctx.body = { error: error.code, message: error.message };
+      const apiError = error instanceof ApiError ? error : fromHttpError(error);
+      if (apiError !== undefined) {
+        ctx.status = apiError.status;
+        ctx.set(apiError.headers);
+        ctx.body = { error: apiError.code, message: apiError.message };
         return;
       }
-      log.error({ err: error, method: ctx.method, path: ctx.path }, 'unhandled error in request');
+      log.error({ err: error, method: ctx.method, route: (ctx as { _matchedRoute?: unknown })._matchedRoute }, 'unhandled error in request');
       ctx.status = 500;
       ctx.body = { error: 'internal', message: 'internal error' };
     }

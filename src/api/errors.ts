@@ -33,3 +33,16 @@ export class ApiError extends Error {
     this.status = statusOf[code];
   }
 }
+
+/**
+ * A client error raised by Koa or its helpers (http-errors with a 4xx `status` and
+ * `expose: true`, e.g. a malformed header) as an `ApiError`, so it keeps the contract's JSON
+ * shape; undefined for anything else, which stays a 500.
+ */
+export function fromHttpError(error: unknown): ApiError | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const { status, expose } = error as { status?: unknown; expose?: unknown };
+  if (typeof status !== 'number' || status < 400 || status > 499 || expose !== true) return undefined;
+  const code = (Object.keys(statusOf) as ApiErrorCode[]).find((c) => statusOf[c] === status) ?? 'invalid_request';
+  return new ApiError(code, code === 'invalid_request' ? 'bad request' : String((error as Error).message));
+}

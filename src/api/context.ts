@@ -1,0 +1,18 @@
+/** What the route modules receive from `createApp`. */
+import type Koa from 'koa';
+import type { Config } from '../config/index.js';
+import type { DatabasePool } from '../db/pool.js';
+import type { Logger } from '../log.js';
+import type { Announcer } from './announce.js';
+import type { AuthenticatedState } from './auth.js';
+import type { LookupHost } from './unifiedpush-endpoint.js';
+
+export interface RouteDeps {
+  readonly config: Config;
+  readonly pool: DatabasePool;
+  readonly log: Logger;
+  readonly announcer: Announcer;
+  readonly lookupHost: LookupHost;
+  /** Authentication, then the per-user rate limit: in front of every device endpoint. */
+  readonly guard: readonly Koa.Middleware<AuthenticatedState>[];
+}

@@ -1,0 +1,87 @@
+/**
+ * The `push_registrations` row of one device (design §2): one per (user, device), kept by an
+ * upsert so its id — and with it the device's pending rows — survives a transport switch.
+ */
+import { sql } from 'slonik';
+import { z } from 'zod';
+import type { DatabasePool } from '../db/pool.js';
+import type { DeviceIdentity } from './auth.js';
+import type { RegistrationRequest } from './registration-request.js';
+
+const registrationView = z.object({
+  transport: z.enum(['fcm', 'unifiedpush']),
+  created_at: z.date(),
+  updated_at: z.date(),
+  encrypted: z.boolean(),
+});
+
+/** What the api tells a device about its registration — never the token or keys. */
+export type RegistrationView = z.infer<typeof registrationView>;
+
+export type RegistrationOutcome = 'created' | 'refreshed' | 'switched';
+
+const upsertResult = registrationView.extend({ previous_transport: z.enum(['fcm', 'unifiedpush']).nullable() });
+
+/**
+ * Creates or replaces the device's registration. Same transport: token and keys replaced,
+ * `created_at` kept. Other transport: `created_at` restarts too. A new transport or token
+ * clears `wake_outstanding` (that wake went to a token that no longer exists); `failures`
+ * resets and `updated_at` is bumped always. Undefined when the user does not exist.
+ */
+export async function upsertRegistration(
+  pool: DatabasePool,
+  device: DeviceIdentity,
+  request: RegistrationRequest,
+): Promise<{ view: RegistrationView; outcome: RegistrationOutcome } | undefined> {
+  const keys = request.transport === 'unifiedpush' ? request.keys : null;
+  const row = await pool.maybeOne(sql.type(upsertResult)`
+    WITH previous AS (
+      SELECT transport FROM push_registrations WHERE user_id = ${device.userId} AND device_id = ${device.deviceId}
+    ), upserted AS (
+      INSERT INTO push_registrations (user_id, device_id, transport, token, up_p256dh, up_auth)
+      SELECT id, ${device.deviceId}, ${request.transport}, ${request.token},
+        ${keys === null ? null : sql.binary(keys.p256dh)}, ${keys === null ? null : sql.binary(keys.auth)}
+      FROM users WHERE id = ${device.userId}
+      ON CONFLICT (user_id, device_id) DO UPDATE SET
+        transport = EXCLUDED.transport,
+        token = EXCLUDED.token,
+        up_p256dh = EXCLUDED.up_p256dh,
+        up_auth = EXCLUDED.up_auth,
+        created_at = CASE WHEN push_registrations.transport = EXCLUDED.transport
+          THEN push_registrations.created_at ELSE now() END,
+        wake_outstanding = push_registrations.wake_outstanding
+          AND push_registrations.transport = EXCLUDED.transport
+          AND push_registrations.token = EXCLUDED.token,
+        failures = 0,
+        updated_at = now()
+      RETURNING transport, created_at, updated_at, up_p256dh IS NOT NULL AS encrypted
+    )
+    SELECT upserted.*, previous.transport AS previous_transport FROM upserted LEFT JOIN previous ON TRUE
+  `);
+  if (row === null) return undefined;
+  const { previous_transport: previous, ...view } = row;
+  const outcome = previous === null ? 'created' : previous === view.transport ? 'refreshed' : 'switched';
+  return { view, outcome };
+}
+
+export async function findRegistration(pool: DatabasePool, device: DeviceIdentity): Promise<RegistrationView | null> {
+  return pool.maybeOne(sql.type(registrationView)`
+    SELECT transport, created_at, updated_at, up_p256dh IS NOT NULL AS encrypted
+    FROM push_registrations WHERE user_id = ${device.userId} AND device_id = ${device.deviceId}
+  `);
+}
+
+/** Deletes the registration (its pending rows cascade). Idempotent. */
+export async function deleteRegistration(pool: DatabasePool, device: DeviceIdentity): Promise<void> {
+  await pool.query(sql.unsafe`DELETE FROM push_registrations WHERE user_id = ${device.userId} AND device_id = ${device.deviceId}`);
+}
+
+/** The JSON of `GET`/`PUT /api/push/registration` (contract §6). */
+export function registrationJson(view: RegistrationView): Record<string, unknown> {
+  return {
+    transport: view.transport,
+    created_at: view.created_at.toISOString(),
+    updated_at: view.updated_at.toISOString(),
+    ...(view.transport === 'unifiedpush' ? { encrypted: view.encrypted } : {}),
+  };
+}

@@ -1,0 +1,82 @@
+/** The device endpoints of design §7: `/api/push/config`, `/registration`, `/drain`. */
+import Router from '@koa/router';
+import type Koa from 'koa';
+import type { AuthenticatedState } from '../auth.js';
+import type { RouteDeps } from '../context.js';
+import { drainPending } from '../drain.js';
+import { ApiError } from '../errors.js';
+import { readJsonBody } from '../json-body.js';
+import { registrations } from '../metrics.js';
+import { parseRegistrationRequest, type RegistrationRequest } from '../registration-request.js';
+import { deleteRegistration, findRegistration, registrationJson, upsertRegistration } from '../registration-store.js';
+import { refusedHost } from '../unifiedpush-endpoint.js';
+
+/** A valid PUT is under 3 KiB (a 2048-byte endpoint and two keys); this leaves room for JSON. */
+export const maxRegistrationBodyBytes = 4_096;
+/** How long a UnifiedPush endpoint's host name may take to resolve. */
+const lookupTimeoutMs = 2_000;
+
+type Context = Koa.ParameterizedContext<AuthenticatedState>;
+
+export function pushRoutes(deps: RouteDeps): Router<AuthenticatedState> {
+  const router = new Router<AuthenticatedState>();
+  router.get('/api/push/config', ...deps.guard, (ctx) => void (ctx.body = pushConfig(deps)));
+  router.put('/api/push/registration', ...deps.guard, (ctx) => putRegistration(deps, ctx));
+  router.get('/api/push/registration', ...deps.guard, (ctx) => getRegistration(deps, ctx));
+  router.delete('/api/push/registration', ...deps.guard, (ctx) => removeRegistration(deps, ctx));
+  router.post('/api/push/drain', ...deps.guard, (ctx) => drain(deps, ctx));
+  return router;
+}
+
+function pushConfig({ config }: RouteDeps): Record<string, unknown> {
+  const vapid = config.unifiedPush.vapid;
+  return { fcm: config.fcm.projectId !== undefined, unifiedpush: true, ...(vapid === undefined ? {} : { vapid_public_key: vapid.publicKey }) };
+}
+
+async function putRegistration(deps: RouteDeps, ctx: Context): Promise<void> {
+  const device = ctx.state.device;
+  let request: RegistrationRequest;
+  try {
+    request = await validRegistration(deps, ctx);
+  } catch (error) {
+    registrations.inc({ outcome: 'rejected' });
+    throw error;
+  }
+  const result = await upsertRegistration(deps.pool, device, request);
+  if (result === undefined) throw new ApiError('unauthorized', 'the token names a user that does not exist', { 'WWW-Authenticate': 'Bearer' });
+  registrations.inc({ outcome: result.outcome });
+  deps.log.info({ userId: device.userId, deviceId: device.deviceId, transport: request.transport, outcome: result.outcome }, 'registration stored');
+  await deps.announcer.registered(device, request.transport);
+  ctx.body = registrationJson(result.view);
+}
+
+async function validRegistration(deps: RouteDeps, ctx: Context): Promise<RegistrationRequest> {
+  const { fcm, unifiedPush } = deps.config;
+  const body = await readJsonBody(ctx, maxRegistrationBodyBytes);
+  const request = parseRegistrationRequest(body, { fcmEnabled: fcm.projectId !== undefined, allowHttp: unifiedPush.allowHttp });
+  if (request.transport === 'unifiedpush' && !unifiedPush.allowPrivate) {
+    const reason = await refusedHost(request.endpoint, deps.lookupHost, lookupTimeoutMs);
+    if (reason !== undefined) throw new ApiError('invalid_request', `token: ${reason}`);
+  }
+  return request;
+}
+
+async function getRegistration(deps: RouteDeps, ctx: Context): Promise<void> {
+  const view = await findRegistration(deps.pool, ctx.state.device);
+  if (view === null) throw new ApiError('not_found', 'this device has no push registration');
+  ctx.body = registrationJson(view);
+}
+
+async function removeRegistration(deps: RouteDeps, ctx: Context): Promise<void> {
+  await deleteRegistration(deps.pool, ctx.state.device);
+  // Told even when there was no row: a workflow left running by a lost signal ends too.
+  await deps.announcer.deleted(ctx.state.device);
+  ctx.status = 204;
+}
+
+async function drain(deps: RouteDeps, ctx: Context): Promise<void> {
+  const items = await drainPending(deps.pool, ctx.state.device);
+  if (items === null) throw new ApiError('not_found', 'this device has no push registration; register first');
+  await deps.announcer.drained(ctx.state.device);
+  ctx.body = items;
+}
