@@ -1,0 +1,140 @@
+/**
+ * The one table of FCM HTTP v1 errors: what each answer means for the registration.
+ *
+ * FCM names an error twice: `error.details[]` may hold a
+ * `type.googleapis.com/google.firebase.fcm.v1.FcmError` whose `errorCode` is specific
+ * (UNREGISTERED, SENDER_ID_MISMATCH…), and `error.status` holds the generic google.rpc code
+ * (NOT_FOUND, PERMISSION_DENIED…). We read `errorCode` first, else `status`, else fall back
+ * on the HTTP status. Only two answers can delete a registration outright, and the
+ * token-related 400/403 ones are "guarded": they go through the prune breaker (breaker.ts),
+ * because a bug on our side produces them for every device at once.
+ */
+import { z } from 'zod';
+
+export type FcmVerdict =
+  /** `guarded`: only prune while the prune breaker is closed. */
+  | { readonly kind: 'dead'; readonly reason: string; readonly guarded: boolean }
+  | { readonly kind: 'transient'; readonly reason: string; readonly minRetryMs?: number }
+  | { readonly kind: 'config-error'; readonly reason: string }
+  /** Our OAuth token was refused: fetch a new one and send once more. */
+  | { readonly kind: 'refresh-token'; readonly reason: string };
+
+type Rule =
+  | { readonly kind: 'dead'; readonly guarded: boolean }
+  | { readonly kind: 'dead-if-about-token' }
+  | { readonly kind: 'transient'; readonly minRetryMs?: number }
+  | { readonly kind: 'config-error' }
+  | { readonly kind: 'refresh-token' };
+
+/** FCM asks for at least a minute of back-off after a quota answer. */
+const quotaBackoffMs = 60_000;
+
+const rules: Readonly<Record<string, Rule>> = {
+  // ---- FcmError.errorCode ----
+  // 404: the app instance is gone (uninstalled, data cleared, token rotated or expired).
+  UNREGISTERED: { kind: 'dead', guarded: false },
+  // 400: some request field is invalid. Proof of a dead token only when the violation names
+  // `message.token`; otherwise it is our payload or configuration, and the answer would be
+  // the same for every device — so no pruning, and no point retrying soon.
+  INVALID_ARGUMENT: { kind: 'dead-if-about-token' },
+  // 403: the token was minted for another Firebase project. Dead for us — unless *every*
+  // token says so, which means our project id or service account is wrong (the breaker).
+  SENDER_ID_MISMATCH: { kind: 'dead', guarded: true },
+  // 429: the project's or this device's quota is used up: back off ≥ 1 min, honour Retry-After.
+  QUOTA_EXCEEDED: { kind: 'transient', minRetryMs: quotaBackoffMs },
+  // 503 / 500: FCM is overloaded or failed; retry with back-off, honour Retry-After.
+  UNAVAILABLE: { kind: 'transient' },
+  INTERNAL: { kind: 'transient' },
+  // 400/500 with no further information: nothing says the token is dead.
+  UNSPECIFIED_ERROR: { kind: 'transient' },
+  // 401: APNs or web-push credentials of the Firebase project are rejected: the operator's to fix.
+  THIRD_PARTY_AUTH_ERROR: { kind: 'config-error' },
+
+  // ---- error.status (google.rpc.Code), when no FcmError detail came ----
+  // 401: our OAuth access token expired or was revoked early: refresh it once.
+  UNAUTHENTICATED: { kind: 'refresh-token' },
+  // 403: the service account may not send for this project (role missing, API disabled).
+  PERMISSION_DENIED: { kind: 'config-error' },
+  // 404 without UNREGISTERED: the project or the URL is wrong, not the token.
+  NOT_FOUND: { kind: 'config-error' },
+  // 429 in its generic spelling.
+  RESOURCE_EXHAUSTED: { kind: 'transient', minRetryMs: quotaBackoffMs },
+  // 504 / 409: the request did not complete; trying again is safe (a duplicate wake collapses).
+  DEADLINE_EXCEEDED: { kind: 'transient' },
+  ABORTED: { kind: 'transient' },
+};
+
+/** Classifies a non-2xx answer of `messages:send` from its HTTP status and parsed JSON body. */
+export function classifyFcmError(httpStatus: number, body: unknown): FcmVerdict {
+  const error = parseError(body);
+  const code = error?.errorCode ?? error?.status;
+  // hasOwn: the code comes from the network ("constructor" must not find Object's), and only
+  // a code of the table goes into the reason, so reasons stay a closed, secret-free set.
+  const known = code !== undefined && Object.hasOwn(rules, code) ? code : undefined;
+  const rule = known !== undefined ? rules[known]! : ruleForHttpStatus(httpStatus);
+  const reason = `FCM ${httpStatus}${known !== undefined ? ` ${known}` : ''}`;
+  switch (rule.kind) {
+    case 'dead-if-about-token':
+      return error?.aboutToken === true
+        ? { kind: 'dead', reason: `${reason} (registration token)`, guarded: true }
+        : { kind: 'config-error', reason: `${reason} (not about the token: our request is wrong)` };
+    case 'dead':
+      return { kind: 'dead', reason, guarded: rule.guarded };
+    case 'transient':
+      return rule.minRetryMs === undefined ? { kind: 'transient', reason } : { kind: 'transient', reason, minRetryMs: rule.minRetryMs };
+    default:
+      return { kind: rule.kind, reason };
+  }
+}
+
+/** When the body names nothing we know (an HTML error page, a proxy): go by HTTP status. */
+function ruleForHttpStatus(status: number): Rule {
+  if (status === 401) return { kind: 'refresh-token' };
+  if (status === 429) return { kind: 'transient', minRetryMs: quotaBackoffMs };
+  if (status >= 500 || status === 408) return { kind: 'transient' };
+  // Any other 4xx: our request is wrong; never a reason to delete a registration.
+  return { kind: 'config-error' };
+}
+
+const detailSchema = z
+  .object({
+    '@type': z.string(),
+    errorCode: z.string().optional(),
+    fieldViolations: z.array(z.object({ field: z.string().optional() }).passthrough()).optional(),
+  })
+  .passthrough();
+
+const errorBodySchema = z.object({
+  error: z
+    .object({
+      status: z.string().optional(),
+      message: z.string().optional(),
+      details: z.array(z.unknown()).optional(),
+    })
+    .passthrough(),
+});
+
+interface ParsedError {
+  readonly errorCode: string | undefined;
+  readonly status: string | undefined;
+  readonly aboutToken: boolean;
+}
+
+function parseError(body: unknown): ParsedError | undefined {
+  const parsed = errorBodySchema.safeParse(body);
+  if (!parsed.success) return undefined;
+  const details = (parsed.data.error.details ?? []).flatMap((entry) => {
+    const detail = detailSchema.safeParse(entry);
+    return detail.success ? [detail.data] : [];
+  });
+  const fcmError = details.find((d) => d['@type'].endsWith('google.firebase.fcm.v1.FcmError'));
+  const tokenViolation = details.some(
+    (d) => d['@type'].endsWith('google.rpc.BadRequest') && (d.fieldViolations ?? []).some((v) => v.field === 'message.token'),
+  );
+  return {
+    errorCode: fcmError?.errorCode,
+    status: parsed.data.error.status,
+    // FCM's own wording for a malformed token, for answers that carry no field violation.
+    aboutToken: tokenViolation || /registration token/i.test(parsed.data.error.message ?? ''),
+  };
+}

@@ -1,0 +1,120 @@
+/**
+ * FCM HTTP v1: `POST {FCM_ENDPOINT}/v1/projects/{project}/messages:send` with the OAuth
+ * bearer of the service account and exactly the body of contract §8 — a data-only wake,
+ * `collapse_key: "wake"` and a one-hour TTL, so a phone coming back online gets one wake.
+ *
+ * Errors are classified by the table of fcm-errors.ts. A 401 means our access token went
+ * stale: it is refreshed and the wake sent once more. Token-related 400/403 answers prune
+ * only while the prune breaker is closed.
+ */
+import type { Dispatcher } from 'undici';
+import type { AccessTokens } from './fcm-auth.js';
+import { tokenEndpointStatus } from './fcm-auth.js';
+import { classifyFcmError, type FcmVerdict } from './fcm-errors.js';
+import type { PruneBreaker } from './breaker.js';
+import { prunesWithheld } from './metrics.js';
+import { parseRetryAfter } from './retry-after.js';
+import { describeFailure, postWithDeadline, type PostAnswer } from './safe-http.js';
+import { type Priority, type RegistrationForSend, type SendOutcome, type Transport, wakePayload } from './types.js';
+
+export interface FcmOptions {
+  readonly projectId: string;
+  /** FCM_ENDPOINT, without a trailing slash. */
+  readonly endpoint: string;
+  readonly tokens: AccessTokens;
+  readonly dispatcher: Dispatcher;
+  readonly deadlineMs: number;
+  readonly bodyCapBytes: number;
+  readonly breaker: PruneBreaker;
+  readonly now?: () => number;
+}
+
+const wakeData = JSON.parse(wakePayload) as Record<string, string>;
+
+/** The request body of contract §8, byte for byte. */
+export function fcmMessage(token: string, priority: Priority): string {
+  return JSON.stringify({
+    message: {
+      token,
+      data: wakeData,
+      android: { priority: priority === 'high' ? 'HIGH' : 'NORMAL', collapse_key: 'wake', ttl: '3600s' },
+    },
+  });
+}
+
+export function createFcmTransport(options: FcmOptions): Transport {
+  const url = `${options.endpoint}/v1/projects/${encodeURIComponent(options.projectId)}/messages:send`;
+  const now = options.now ?? Date.now;
+
+  async function send(registration: RegistrationForSend, priority: Priority, retriedAfter401: boolean): Promise<SendOutcome> {
+    let bearer: string;
+    try {
+      bearer = await options.tokens.get();
+    } catch (error) {
+      return tokenFailure(error);
+    }
+    let answer: PostAnswer;
+    try {
+      answer = await postWithDeadline(url, {
+        dispatcher: options.dispatcher,
+        headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json; charset=utf-8' },
+        body: fcmMessage(registration.token, priority),
+        deadlineMs: options.deadlineMs,
+        bodyCapBytes: options.bodyCapBytes,
+      });
+    } catch (error) {
+      return { kind: 'transient', reason: `FCM ${describeFailure(error).reason}` };
+    }
+    if (answer.status >= 200 && answer.status < 300) return { kind: 'delivered' };
+    const verdict = classifyFcmError(answer.status, parseJson(answer.body));
+    if (verdict.kind !== 'refresh-token') return outcomeOf(verdict, answer, registration.id);
+    options.tokens.invalidate(bearer);
+    if (!retriedAfter401) return send(registration, priority, true);
+    return { kind: 'config-error', reason: `${verdict.reason}: a fresh OAuth token was refused too` };
+  }
+
+  function outcomeOf(verdict: Exclude<FcmVerdict, { kind: 'refresh-token' }>, answer: PostAnswer, registrationId: string): SendOutcome {
+    switch (verdict.kind) {
+      case 'dead':
+        if (!verdict.guarded || options.breaker.record(registrationId)) return { kind: 'dead', reason: verdict.reason };
+        prunesWithheld.inc();
+        return { kind: 'config-error', reason: `${verdict.reason}; not pruned: the prune breaker is open` };
+      case 'transient': {
+        const retryAfterMs = atLeast(parseRetryAfter(answer.headers['retry-after'], now()), verdict.minRetryMs);
+        return retryAfterMs === undefined ? { kind: 'transient', reason: verdict.reason } : { kind: 'transient', reason: verdict.reason, retryAfterMs };
+      }
+      case 'config-error':
+        return verdict;
+    }
+  }
+
+  return {
+    name: 'fcm',
+    send(registration, priority) {
+      options.breaker.isOpen(); // lets a breaker that saw no new answers close on time
+      return send(registration, priority, false);
+    },
+  };
+}
+
+/** The token endpoint refused our assertion (config), or could not be reached (transient). */
+function tokenFailure(error: unknown): SendOutcome {
+  const status = tokenEndpointStatus(error);
+  if (status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429) {
+    return { kind: 'config-error', reason: `OAuth token endpoint refused the service account (${status})` };
+  }
+  return { kind: 'transient', reason: status !== undefined ? `OAuth token endpoint answered ${status}` : `OAuth token endpoint ${describeFailure(error).reason}` };
+}
+
+function atLeast(value: number | undefined, floor: number | undefined): number | undefined {
+  if (value === undefined) return floor;
+  return floor === undefined ? value : Math.max(value, floor);
+}
+
+function parseJson(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}

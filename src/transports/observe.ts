@@ -1,0 +1,38 @@
+/**
+ * Wraps a transport with what every send needs the same way: a metric per outcome, the
+ * latency histogram, one debug log line per send — naming the registration id, never its
+ * token, endpoint or keys — and a net under bugs: `send` never throws, an unexpected error
+ * becomes a transient outcome (Temporal retries it) and an error log without its message,
+ * which could quote a URL.
+ */
+import type { Logger } from '../log.js';
+import { sendDuration, sendsTotal } from './metrics.js';
+import type { SendOutcome, Transport } from './types.js';
+
+export function observe(transport: Transport, log: Logger): Transport {
+  return {
+    name: transport.name,
+    async send(registration, priority) {
+      const stopTimer = sendDuration.startTimer({ transport: transport.name });
+      let outcome: SendOutcome;
+      try {
+        outcome = await transport.send(registration, priority);
+      } catch (error) {
+        log.error({ registrationId: registration.id, transport: transport.name, error: errorShape(error) }, 'transport failed unexpectedly');
+        outcome = { kind: 'transient', reason: 'internal error' };
+      }
+      stopTimer();
+      sendsTotal.inc({ transport: transport.name, outcome: outcome.kind });
+      const line = { registrationId: registration.id, transport: transport.name, priority, outcome };
+      if (outcome.kind === 'config-error') log.warn(line, 'wake not sent: configuration problem');
+      else log.debug(line, 'wake sent');
+      return outcome;
+    },
+  };
+}
+
+/** The error's class and stack frames — not its message, which may carry a URL or token. */
+function errorShape(error: unknown): { name: string; frames?: string } {
+  if (!(error instanceof Error)) return { name: typeof error };
+  return { name: error.name, frames: error.stack?.split('\n').slice(1, 8).join('\n') };
+}

@@ -1,0 +1,98 @@
+/**
+ * UnifiedPush (RFC 8030 push service, RFC 8291 message encryption, optional RFC 8292 VAPID).
+ *
+ * The endpoint is chosen by whoever registered the device, so it is treated as hostile: the
+ * request goes through the guarded agent (safe-http.ts), carries a constant body, follows no
+ * redirect, and nothing of the answer but its status and `Retry-After` is used.
+ *
+ * On the wire: `POST <endpoint>` with `TTL: 3600`, `Topic: wake` (a newer wake replaces an
+ * undelivered one), `Urgency: high|normal`, and either the RFC 8291 aes128gcm record of the
+ * wake (`Content-Encoding: aes128gcm`) or, for a device that gave no keys, the wake in the clear.
+ */
+import type { Dispatcher } from 'undici';
+import { parseRetryAfter } from './retry-after.js';
+import { encryptForReceiver, InvalidReceiverKeysError } from './rfc8291.js';
+import { describeFailure, postWithDeadline } from './safe-http.js';
+import { type Priority, type RegistrationForSend, type SendOutcome, type Transport, wakePayload } from './types.js';
+import type { VapidSigner } from './vapid.js';
+
+export interface UnifiedPushOptions {
+  /** The guarded agent (or a plain one when PUSH_UP_ALLOW_PRIVATE). */
+  readonly dispatcher: Dispatcher;
+  /** PUSH_UP_ALLOW_HTTP: accept http:// endpoints (development). */
+  readonly allowHttp: boolean;
+  readonly deadlineMs: number;
+  readonly bodyCapBytes: number;
+  readonly vapid?: VapidSigner;
+  readonly now?: () => number;
+}
+
+const wake = Buffer.from(wakePayload, 'utf8');
+
+export function createUnifiedPushTransport(options: UnifiedPushOptions): Transport {
+  const now = options.now ?? Date.now;
+  return {
+    name: 'unifiedpush',
+    async send(registration, priority) {
+      const endpoint = parseEndpoint(registration.token, options.allowHttp);
+      if (typeof endpoint === 'string') return { kind: 'dead', reason: endpoint };
+      let message: { body: Buffer; headers: Record<string, string> };
+      try {
+        message = wakeMessage(registration, priority);
+      } catch (error) {
+        if (error instanceof InvalidReceiverKeysError) return { kind: 'dead', reason: error.message };
+        throw error;
+      }
+      if (options.vapid !== undefined) message.headers.authorization = await options.vapid(endpoint);
+      try {
+        const answer = await postWithDeadline(endpoint.href, { ...message, dispatcher: options.dispatcher, deadlineMs: options.deadlineMs, bodyCapBytes: options.bodyCapBytes });
+        return outcomeForStatus(answer.status, parseRetryAfter(answer.headers['retry-after'], now()));
+      } catch (error) {
+        const failure = describeFailure(error);
+        // An IP literal the policy refuses can never become acceptable; a name may resolve
+        // elsewhere tomorrow, and ten transient failures prune it anyway (design §2).
+        return failure.forbidden?.literal === true ? { kind: 'dead', reason: failure.reason } : { kind: 'transient', reason: failure.reason };
+      }
+    },
+  };
+}
+
+/** The endpoint as a URL, or why it can never be posted to. */
+function parseEndpoint(token: string, allowHttp: boolean): URL | string {
+  let url: URL;
+  try {
+    url = new URL(token);
+  } catch {
+    return 'endpoint is not a URL';
+  }
+  if (url.protocol !== 'https:' && !(allowHttp && url.protocol === 'http:')) return `endpoint scheme ${url.protocol} not allowed`;
+  if (url.username !== '' || url.password !== '') return 'endpoint carries credentials';
+  return url;
+}
+
+function wakeMessage(registration: RegistrationForSend, priority: Priority): { body: Buffer; headers: Record<string, string> } {
+  const headers: Record<string, string> = { ttl: '3600', topic: 'wake', urgency: priority };
+  const { p256dh, auth } = registration;
+  if (p256dh === null && auth === null) return { body: wake, headers };
+  if (p256dh === null || auth === null) throw new InvalidReceiverKeysError('p256dh and auth come together');
+  const body = encryptForReceiver(wake, { p256dh, auth });
+  return { body, headers: { ...headers, 'content-encoding': 'aes128gcm', 'content-type': 'application/octet-stream' } };
+}
+
+/**
+ * What a push service's answer means (RFC 8030 §5–§8; ntfy, NextPush, Sunup behave alike).
+ * Anything that is neither success nor "gone" is transient: Temporal retries it, and ten
+ * consecutive transient failures prune the registration (design §2), so an endpoint that
+ * keeps refusing does not live forever either.
+ */
+export function outcomeForStatus(status: number, retryAfterMs: number | undefined): SendOutcome {
+  if (status >= 200 && status < 300) return { kind: 'delivered' }; // ntfy 200, RFC 8030 201
+  if (status === 404 || status === 410) return { kind: 'dead', reason: `UnifiedPush ${status}: endpoint gone` };
+  const reason =
+    status >= 300 && status < 400
+      ? `UnifiedPush ${status}: redirect not followed`
+      : status === 429
+        ? 'UnifiedPush 429: rate limited'
+        : `UnifiedPush ${status}`; // 5xx (ntfy's 507: no subscriber yet), other 4xx
+  return retryAfterMs === undefined ? { kind: 'transient', reason } : { kind: 'transient', reason, retryAfterMs };
+}
