@@ -1,16 +1,16 @@
 /**
- * Starts the bridge process: NATS JetStream intake of MESSAGE_CREATE events. The durable
- * stream and consumer are ensured here so that events published while the bridge is down
- * wait for it.
+ * The bridge process: PostgreSQL, a lazy Temporal client, NATS, the event bridge (JetStream
+ * intake of MESSAGE_CREATE → push_pending → pending signals) and the ops listener. Stopping
+ * stops pulling, finishes the events in flight, then closes the connections.
  */
-import { connect, type NatsConnection } from 'nats';
+import { connect } from 'nats';
 import { sql } from 'slonik';
 import type { Config } from '../config/index.js';
 import { createDatabasePool } from '../db/pool.js';
 import type { Logger } from '../log.js';
 import { startOpsServer } from '../ops-server.js';
 import { createTemporalClient } from '../../temporal/client.js';
-import { ensureIntake } from './intake.js';
+import { startEventBridge } from './event-bridge.js';
 
 export interface RunningBridge {
   readonly opsPort: number;
@@ -20,8 +20,8 @@ export interface RunningBridge {
 export async function startBridge(config: Config, log: Logger): Promise<RunningBridge> {
   const pool = await createDatabasePool(config.databaseUrl);
   const temporal = createTemporalClient(config.temporal);
-  const nc: NatsConnection = await connect({ servers: [...config.natsServers], name: 'zippchat-push-bridge', maxReconnectAttempts: -1 });
-  const intake = await ensureIntake(nc);
+  const nc = await connect({ servers: [...config.natsServers], name: 'zippchat-push-bridge', maxReconnectAttempts: -1 });
+  const bridge = await startEventBridge({ nc, pool, temporal: temporal.client, taskQueue: config.temporal.taskQueue, log });
   const ops = await startOpsServer(config.http.host, config.bridgeMetricsPort, {
     postgres: async () => void (await pool.query(sql.unsafe`SELECT 1`)),
     nats: async () => {
@@ -30,10 +30,11 @@ export async function startBridge(config: Config, log: Logger): Promise<RunningB
     },
     temporal: () => temporal.check(),
   });
-  log.info({ stream: intake.stream, consumer: intake.consumer, opsPort: ops.port }, 'bridge running');
+  log.info({ stream: bridge.intake.stream, consumer: bridge.intake.consumer, opsPort: ops.port }, 'bridge running');
   return {
     opsPort: ops.port,
     async stop() {
+      await bridge.stop();
       await nc.drain();
       await temporal.close();
       await ops.close();

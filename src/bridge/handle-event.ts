@@ -1,0 +1,103 @@
+/**
+ * What the bridge does with one JetStream message: validate, record, signal, then settle it
+ * with JetStream —
+ *
+ * - malformed (contract §7) → `term`: counted, logged with ids only, never redelivered;
+ * - channel unknown → `ack`: nobody to wake;
+ * - recorded and every signal accepted → `ack`;
+ * - anything failed → `nak` with a delay growing with the delivery count. The transaction
+ *   either committed (the retry finds the event in the ledger and only re-signals) or rolled
+ *   back (the retry counts it): either way the retry is exact.
+ */
+import type { JsMsg } from 'nats';
+import type { DatabasePool } from 'slonik';
+import type { Logger } from '../log.js';
+import { announceToDevices, type AnnounceTarget } from './announce.js';
+import { parseMessageEvent, type MessageEvent } from './event.js';
+import { bridgeMetrics, type EventOutcome } from './metrics.js';
+import { recordMessageEvent } from './record-event.js';
+
+export interface RetryPolicy {
+  /** Delay before the first redelivery of a failed event; doubles with each further one. */
+  readonly baseDelayMs: number;
+  readonly maxDelayMs: number;
+}
+
+export interface EventHandlerDeps {
+  readonly pool: DatabasePool;
+  readonly announce: AnnounceTarget;
+  readonly log: Logger;
+  readonly subjectPrefix: string;
+  readonly retry: RetryPolicy;
+  /** The consumer's ack wait: a long event tells JetStream it is still working well before it. */
+  readonly ackWaitMs: number;
+}
+
+/** The delay before redelivering an event that failed on its `deliveryCount`-th delivery. */
+export function retryDelayMs(deliveryCount: number, policy: RetryPolicy): number {
+  const doublings = Math.min(Math.max(deliveryCount - 1, 0), 30);
+  return Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** doublings);
+}
+
+export function createEventHandler(deps: EventHandlerDeps): (msg: JsMsg) => Promise<void> {
+  return async (msg) => {
+    const stopTimer = bridgeMetrics.duration.startTimer();
+    bridgeMetrics.inFlight.inc();
+    const heartbeat = setInterval(() => msg.working(), Math.max(1_000, Math.floor(deps.ackWaitMs / 3)));
+    try {
+      const outcome = await settle(deps, msg);
+      bridgeMetrics.events.inc({ outcome });
+    } finally {
+      clearInterval(heartbeat);
+      bridgeMetrics.inFlight.dec();
+      stopTimer();
+    }
+  };
+}
+
+async function settle(deps: EventHandlerDeps, msg: JsMsg): Promise<EventOutcome> {
+  const sequence = msg.info.streamSequence;
+  const parsed = parseMessageEvent(msg.subject, msg.data, deps.subjectPrefix);
+  if (!parsed.ok) {
+    // The body is never logged: only where it came from and what was wrong with it.
+    deps.log.warn({ subject: msg.subject.slice(0, 200), sequence, reason: parsed.reason }, 'malformed MESSAGE_CREATE event dropped');
+    msg.term(`malformed: ${parsed.reason}`);
+    return 'malformed';
+  }
+  const event = parsed.event;
+  bridgeMetrics.lag.observe(Math.max(0, (Date.now() - event.createdAt.getTime()) / 1_000));
+  try {
+    const outcome = await recordAndSignal(deps, event);
+    msg.ack();
+    return outcome;
+  } catch (error) {
+    const delayMs = retryDelayMs(msg.info.deliveryCount, deps.retry);
+    deps.log.warn(
+      { messageId: event.messageId, channelId: event.channelId, sequence, deliveries: msg.info.deliveryCount, retryInMs: delayMs, err: errorSummary(error) },
+      'MESSAGE_CREATE event failed; will be redelivered',
+    );
+    msg.nak(delayMs);
+    return 'failed';
+  }
+}
+
+async function recordAndSignal(deps: EventHandlerDeps, event: MessageEvent): Promise<EventOutcome> {
+  const recorded = await recordMessageEvent(deps.pool, event);
+  const ids = { messageId: event.messageId, channelId: event.channelId };
+  if (recorded.outcome === 'unknown_channel') {
+    deps.log.debug(ids, 'MESSAGE_CREATE for an unknown channel: nobody to wake');
+    return recorded.outcome;
+  }
+  if (recorded.outcome === 'counted') {
+    bridgeMetrics.pendingRows.inc({ change: 'created' }, recorded.created.length);
+    bridgeMetrics.pendingRows.inc({ change: 'updated' }, recorded.updated);
+  }
+  await announceToDevices(deps.announce, recorded.created);
+  deps.log.debug({ ...ids, outcome: recorded.outcome, signalled: recorded.created.length }, 'MESSAGE_CREATE recorded');
+  return recorded.outcome;
+}
+
+/** Name and message only: no stack of query parameters, no payloads. */
+function errorSummary(error: unknown): { type: string; message: string } {
+  return error instanceof Error ? { type: error.name, message: error.message } : { type: typeof error, message: String(error) };
+}
