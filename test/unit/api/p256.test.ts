@@ -25,7 +25,7 @@ describe('isUncompressedP256Point', () => {
 
   it('refuses a point off the curve', () => {
     const bad = point();
-    bad[64] ^= 0x01;
+    bad[64] = bad[64]! ^ 0x01;
     expect(isUncompressedP256Point(bad)).toBe(false);
   });
 

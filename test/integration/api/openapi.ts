@@ -1,0 +1,112 @@
+/**
+ * Checks real responses against docs/openapi.yaml: the status must be one the operation
+ * documents, and the body and headers must match its schema. Every request the api
+ * integration tests make goes through `checked(api)`, so the document cannot drift.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { expect } from 'vitest';
+import { parse } from 'yaml';
+import { projectRoot } from '../../../src/paths.js';
+import type { RequestOptions, TestApi, TestResponse } from '../../support/api.js';
+
+type Json = Record<string, unknown>;
+interface ResponseSpec {
+  readonly content?: Record<string, unknown>;
+  readonly headers?: Record<string, { required?: boolean }>;
+}
+
+export const openApi = parse(readFileSync(path.join(projectRoot, 'docs', 'openapi.yaml'), 'utf8')) as {
+  openapi: string;
+  paths: Record<string, Record<string, { responses: Record<string, Json> }>>;
+};
+
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+(addFormatsModule as unknown as (instance: Ajv2020) => void)(ajv);
+ajv.addSchema(openApi, 'openapi.json');
+
+const escape = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
+const compiled = new Map<string, ValidateFunction>();
+function validator(pointer: string): ValidateFunction {
+  let validate = compiled.get(pointer);
+  if (validate === undefined) {
+    validate = ajv.getSchema(`openapi.json#${pointer}`);
+    if (validate === undefined) throw new Error(`openapi.yaml has no schema at ${pointer}`);
+    compiled.set(pointer, validate);
+  }
+  return validate;
+}
+
+/** The documented path template a request path falls under, if any. */
+export function documentedTemplate(requestPath: string): string | undefined {
+  const pathOnly = requestPath.split('?')[0]!;
+  return Object.keys(openApi.paths).find((template) => {
+    const pattern = template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+');
+    return new RegExp(`^${pattern}$`).test(pathOnly);
+  });
+}
+
+export function assertDocumented(method: string, requestPath: string, response: TestResponse): void {
+  const template = documentedTemplate(requestPath);
+  if (template === undefined) return;
+  const where = `${method} ${requestPath} → ${response.status} ${response.text.slice(0, 300)}`;
+  const verb = method.toLowerCase() === 'head' ? 'get' : method.toLowerCase();
+  const operation = openApi.paths[template]![verb];
+  if (operation === undefined) {
+    expect(response.status, where).toBe(405);
+    expectValid('/components/schemas/Error', response.json, where);
+    return;
+  }
+  const base = `/paths/${escape(template)}/${verb}/responses/${response.status}`;
+  let spec = operation.responses[String(response.status)] as (ResponseSpec & { $ref?: string }) | undefined;
+  expect(spec, `undocumented status: ${where}`).toBeDefined();
+  let pointer = base;
+  if (spec!.$ref !== undefined) {
+    pointer = spec!.$ref.slice(1);
+    spec = validatorTarget(pointer);
+  }
+  checkHeaders(spec!, pointer, response, where);
+  if (spec!.content === undefined) {
+    expect(response.text, `a body where none is documented: ${where}`).toBe('');
+    return;
+  }
+  if (method.toLowerCase() === 'head') return;
+  expect(response.headers['content-type'], where).toMatch(/^application\/json/);
+  expectValid(`${pointer}/content/application~1json/schema`, response.json, where);
+}
+
+function validatorTarget(pointer: string): ResponseSpec {
+  let node: unknown = openApi;
+  for (const segment of pointer.split('/').slice(1)) node = (node as Json)[segment.replace(/~1/g, '/').replace(/~0/g, '~')];
+  return node as ResponseSpec;
+}
+
+function checkHeaders(spec: ResponseSpec, pointer: string, response: TestResponse, where: string): void {
+  for (const [name, header] of Object.entries(spec.headers ?? {})) {
+    const value = response.headers[name.toLowerCase()];
+    if (value === undefined) {
+      expect(header.required ?? false, `missing header ${name}: ${where}`).toBe(false);
+      continue;
+    }
+    const schemaPointer = `${pointer}/headers/${escape(name)}/schema`;
+    const schema = validatorTarget(schemaPointer) as { type?: string };
+    expectValid(schemaPointer, schema.type === 'integer' ? Number(value) : value, `${name}: ${where}`);
+  }
+}
+
+function expectValid(pointer: string, value: unknown, where: string): void {
+  const validate = validator(pointer);
+  const ok = validate(value);
+  expect(ok, `${where}\n${JSON.stringify(validate.errors, null, 1)}`).toBe(true);
+}
+
+/** `api.request`, with every response checked against the document. */
+export function checked(api: TestApi): (method: string, requestPath: string, options?: RequestOptions) => Promise<TestResponse> {
+  return async (method, requestPath, options) => {
+    const response = await api.request(method, requestPath, options);
+    assertDocumented(method, requestPath, response);
+    return response;
+  };
+}

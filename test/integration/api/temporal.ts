@@ -1,0 +1,49 @@
+/**
+ * What Temporal received from the api, read back with a plain client: no worker runs on the
+ * api tests' task queues, so a workflow the api started stays exactly as the api left it.
+ */
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { registrationWorkflowId, PushDeviceId, PushTransport, PushUserId } from '../../../temporal/names.js';
+
+export interface SeenWorkflow {
+  readonly status: string;
+  readonly taskQueue: string;
+  readonly searchAttributes: { readonly userId?: string; readonly deviceId?: string; readonly transport?: string };
+  /** Signals in history order, with their first argument decoded. */
+  readonly signals: readonly { readonly name: string; readonly arg: unknown }[];
+}
+
+export async function seenWorkflow(client: Client, userId: string, deviceId: string): Promise<SeenWorkflow | undefined> {
+  const handle = client.workflow.getHandle(registrationWorkflowId(userId, deviceId));
+  try {
+    const description = await handle.describe();
+    const history = await handle.fetchHistory();
+    const signals = (history.events ?? []).flatMap((event) => {
+      const signaled = event.workflowExecutionSignaledEventAttributes;
+      if (signaled === null || signaled === undefined) return [];
+      const payload = signaled.input?.payloads?.[0];
+      const arg = payload?.data ? (JSON.parse(Buffer.from(payload.data).toString('utf8')) as unknown) : undefined;
+      return [{ name: signaled.signalName ?? '', arg }];
+    });
+    const attributes = description.typedSearchAttributes;
+    return {
+      status: description.status.name,
+      taskQueue: description.taskQueue,
+      searchAttributes: { userId: attributes.get(PushUserId), deviceId: attributes.get(PushDeviceId), transport: attributes.get(PushTransport) },
+      signals,
+    };
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return undefined;
+    throw error;
+  }
+}
+
+/** Ends the workflows a test file left running on its task queue (no worker would ever end them). */
+export async function terminateAll(client: Client, taskQueue: string): Promise<void> {
+  const running = client.workflow.list({ query: `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running'` });
+  const ends: Promise<unknown>[] = [];
+  for await (const workflow of running) {
+    ends.push(client.workflow.getHandle(workflow.workflowId).terminate('api test finished').catch(() => undefined));
+  }
+  await Promise.all(ends);
+}
