@@ -44,34 +44,37 @@ export interface GuardedAgentOptions {
   readonly resolve?: Resolve;
 }
 
-/** An undici dispatcher that never connects to an address `judgeAddress` refuses. */
+/** An undici dispatcher that never connects to an address `judgeAddress` refuses (unless `allowPrivate`). */
 export function createGuardedAgent(options: GuardedAgentOptions): Agent {
-  const timeouts = { headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs };
-  if (options.allowPrivate) return new Agent({ ...timeouts, connect: { timeout: options.timeoutMs } });
-  const base = buildConnector({ timeout: options.timeoutMs, lookup: guardedLookup(options.resolve ?? systemResolve) });
+  const judge = options.allowPrivate ? allowAny : judgeAddress;
+  const base = buildConnector({ timeout: options.timeoutMs, lookup: guardedLookup(options.resolve ?? systemResolve, judge) });
   const connect: buildConnector.connector = (target, callback) => {
-    const literal = isIP(target.hostname) !== 0 ? judgeAddress(target.hostname) : undefined;
+    const literal = isIP(target.hostname) !== 0 ? judge(target.hostname) : undefined;
     if (literal !== undefined && !literal.allowed) {
       callback(new ForbiddenAddressError(literal.reason, true), null);
       return;
     }
     base(target, (error, socket) => {
       if (error !== null) return callback(error, null);
-      const peer: AddressVerdict = socket.remoteAddress === undefined ? { allowed: false, reason: 'no peer address' } : judgeAddress(socket.remoteAddress);
+      const peer = socket.remoteAddress === undefined ? refusedUnknownPeer : judge(socket.remoteAddress);
       if (peer.allowed) return callback(null, socket);
       socket.destroy();
       callback(new ForbiddenAddressError(peer.reason, false), null);
     });
   };
-  return new Agent({ ...timeouts, connect });
+  return new Agent({ headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs, connect });
 }
 
+type Judge = (address: string) => AddressVerdict;
+const allowAny: Judge = () => ({ allowed: true });
+const refusedUnknownPeer: AddressVerdict = { allowed: false, reason: 'no peer address' };
+
 /** A `net.connect` lookup that refuses the name when any address it resolves to is refused. */
-function guardedLookup(resolve: Resolve): LookupFunction {
+function guardedLookup(resolve: Resolve, judge: Judge): LookupFunction {
   return (hostname: string, options: LookupOptions, callback) => {
     resolve(hostname, typeof options.family === 'number' ? options.family : 0).then(
       (addresses) => {
-        const refused = addresses.map((a) => judgeAddress(a.address)).find((v) => !v.allowed);
+        const refused = addresses.map((a) => judge(a.address)).find((v) => !v.allowed);
         if (refused !== undefined && !refused.allowed) return callback(new ForbiddenAddressError(refused.reason, false), '', 0);
         const first = addresses[0];
         if (first === undefined) return callback(Object.assign(new Error(`no address for the host`), { code: 'ENOTFOUND' }), '', 0);

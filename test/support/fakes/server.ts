@@ -1,0 +1,68 @@
+/**
+ * The loopback HTTP server under every fake: an ephemeral port on 127.0.0.1, the whole
+ * request body read (up to a limit), and a `close()` that also ends requests the fake is
+ * deliberately leaving unanswered. Plain Node, no test framework.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface FakeRequest {
+  readonly method: string;
+  /** Path and query, as sent. */
+  readonly path: string;
+  readonly headers: IncomingMessage['headers'];
+  readonly body: Buffer;
+  readonly remoteAddress: string | undefined;
+}
+
+export type FakeHandler = (request: FakeRequest, response: ServerResponse) => void | Promise<void>;
+
+export interface RunningServer {
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+const bodyLimit = 1024 * 1024;
+
+export async function startServer(handler: FakeHandler, host = '127.0.0.1'): Promise<RunningServer> {
+  const server = createServer((req, res) => {
+    void readBody(req).then(
+      (body) => handler({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, remoteAddress: req.socket.remoteAddress }, res),
+      () => res.writeHead(413).end(),
+    ).catch(() => {
+      if (!res.headersSent) res.writeHead(500).end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > bodyLimit) throw new Error('request body too large');
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** Sends a JSON answer. */
+export function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
+  response.end(text);
+}
