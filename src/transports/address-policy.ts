@@ -71,7 +71,7 @@ const otherIPv6: Ranges<ipaddr.IPv6> = {
 
 /** Judges one IP address (IPv6 may be given in brackets). Anything else is refused. */
 export function judgeAddress(address: string): AddressVerdict {
-  const text = address.startsWith('[') && address.endsWith(']') ? address.slice(1, -1) : address;
+  const text = dottedTailToHex(address.startsWith('[') && address.endsWith(']') ? address.slice(1, -1) : address);
   if (!ipaddr.isValid(text)) return refuse('not an IP address');
   const parsed = ipaddr.parse(text);
   return parsed.kind() === 'ipv4' ? judgeIPv4(parsed as ipaddr.IPv4) : judgeIPv6(parsed as ipaddr.IPv6);
@@ -94,6 +94,20 @@ function judgeIPv6(address: ipaddr.IPv6): AddressVerdict {
   if (!address.match(globalUnicastIPv6)) return refuse(ipaddr.subnetMatch(address, otherIPv6, 'not global unicast'));
   const block = ipaddr.subnetMatch(address, blockedGlobalIPv6, 'public');
   return block === 'public' ? { allowed: true } : refuse(block);
+}
+
+/**
+ * `::1.2.3.4` → `::102:304`. ipaddr.js reads the dotted form `::a.b.c.d` as IPv4-*mapped*
+ * (`::ffff:a.b.c.d`), but RFC 4291 makes it the deprecated IPv4-*compatible* address; the hex
+ * spelling is parsed faithfully.
+ */
+function dottedTailToHex(text: string): string {
+  const match = /^(.*:)(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(text);
+  if (match === null) return text;
+  const octets = match.slice(2, 6).map(Number);
+  if (octets.some((octet) => octet > 255)) return text;
+  const [a = 0, b = 0, c = 0, d = 0] = octets;
+  return `${match[1]}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
 }
 
 function refuse(reason: string): AddressVerdict {

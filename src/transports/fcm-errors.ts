@@ -4,8 +4,8 @@
  * FCM names an error twice: `error.details[]` may hold a
  * `type.googleapis.com/google.firebase.fcm.v1.FcmError` whose `errorCode` is specific
  * (UNREGISTERED, SENDER_ID_MISMATCH…), and `error.status` holds the generic google.rpc code
- * (NOT_FOUND, PERMISSION_DENIED…). We read `errorCode` first, else `status`, else fall back
- * on the HTTP status. Only two answers can delete a registration outright, and the
+ * (NOT_FOUND, PERMISSION_DENIED…). We read `errorCode` first, else `status` (whichever the
+ * table knows), else fall back on the HTTP status. Only two answers can delete a registration outright, and the
  * token-related 400/403 ones are "guarded": they go through the prune breaker (breaker.ts),
  * because a bug on our side produces them for every device at once.
  */
@@ -67,10 +67,10 @@ const rules: Readonly<Record<string, Rule>> = {
 /** Classifies a non-2xx answer of `messages:send` from its HTTP status and parsed JSON body. */
 export function classifyFcmError(httpStatus: number, body: unknown): FcmVerdict {
   const error = parseError(body);
-  const code = error?.errorCode ?? error?.status;
-  // hasOwn: the code comes from the network ("constructor" must not find Object's), and only
-  // a code of the table goes into the reason, so reasons stay a closed, secret-free set.
-  const known = code !== undefined && Object.hasOwn(rules, code) ? code : undefined;
+  // The first of errorCode and status the table knows. hasOwn: codes come from the network
+  // ("constructor" must not find Object's), and only table codes go into the reason, so
+  // reasons stay a closed, secret-free set.
+  const known = [error?.errorCode, error?.status].find((code) => code !== undefined && Object.hasOwn(rules, code));
   const rule = known !== undefined ? rules[known]! : ruleForHttpStatus(httpStatus);
   const reason = `FCM ${httpStatus}${known !== undefined ? ` ${known}` : ''}`;
   switch (rule.kind) {

@@ -1,0 +1,140 @@
+/**
+ * createTransports as the worker uses it: FCM disabled without credentials, the transport
+ * chosen per registration, metrics per outcome, and — across every kind of outcome — no
+ * token, endpoint, key or access token in a log line or in an outcome (which is what reaches
+ * the workflow history).
+ */
+import { createECDH } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTransports } from '../../../src/transports/index.js';
+import { sendsTotal } from '../../../src/transports/metrics.js';
+import { observe } from '../../../src/transports/observe.js';
+import type { RegistrationForSend, SendOutcome } from '../../../src/transports/types.js';
+import { createDeviceKeys, startDistributor } from '../../support/fakes/distributor.js';
+import { fcmError, startFakeFcm } from '../../support/fakes/fcm.js';
+import { createServiceAccount, startGoogleOAuth } from '../../support/fakes/google-oauth.js';
+import { captureLog, fakeFcmToken, fcmRegistration, upRegistration, workerConfig } from './helpers.js';
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()?.();
+});
+
+async function sendsCounted(transport: string, outcome: string): Promise<number> {
+  return (await sendsTotal.get()).values.find((v) => v.labels.transport === transport && v.labels.outcome === outcome)?.value ?? 0;
+}
+
+describe('createTransports', () => {
+  it('without FCM credentials logs "FCM disabled" once, answers config-error for FCM, and UnifiedPush still works', async () => {
+    const captured = captureLog();
+    const distributor = await startDistributor();
+    const transports = createTransports(workerConfig({ PUSH_UP_ALLOW_PRIVATE: 'true', PUSH_UP_ALLOW_HTTP: 'true' }), captured.log);
+    cleanups.push(async () => {
+      await transports.close();
+      await distributor.close();
+    });
+
+    const fcm = fcmRegistration(fakeFcmToken());
+    expect(await transports.forRegistration(fcm).send(fcm, 'high')).toEqual({ kind: 'config-error', reason: 'FCM disabled: no FCM_CREDENTIALS_JSON on this worker' });
+    expect(await transports.fcm.send(fcm, 'normal')).toMatchObject({ kind: 'config-error' });
+    const device = createDeviceKeys();
+    const up = upRegistration(distributor.register(device), device);
+    expect(await transports.forRegistration(up).send(up, 'high')).toEqual({ kind: 'delivered' });
+
+    expect(captured.messages().filter((m) => m === 'FCM disabled')).toHaveLength(1);
+    expect(JSON.parse(captured.lines.find((l) => l.includes('"FCM disabled"')) ?? '{}')).toMatchObject({ level: 30 });
+  });
+
+  it('with credentials does not say FCM is disabled', () => {
+    const account = createServiceAccount();
+    const captured = captureLog();
+    const transports = createTransports(workerConfig({ FCM_CREDENTIALS_JSON: account.keyFile('http://127.0.0.1:9/token') }), captured.log);
+    cleanups.push(() => transports.close());
+    expect(captured.messages()).not.toContain('FCM disabled');
+  });
+
+  it('counts sends by transport and outcome', async () => {
+    const transports = createTransports(workerConfig(), captureLog().log);
+    cleanups.push(() => transports.close());
+    const before = await sendsCounted('unifiedpush', 'dead');
+    await transports.unifiedpush.send(upRegistration('not a url'), 'high');
+    expect(await sendsCounted('unifiedpush', 'dead')).toBe(before + 1);
+  });
+
+  it('turns an unexpected exception into a transient outcome, logging no message', async () => {
+    const captured = captureLog();
+    const broken = observe(
+      {
+        name: 'unifiedpush',
+        send: () => {
+          throw new Error('cannot post to https://ntfy.example/up/SECRET-TOPIC');
+        },
+      },
+      captured.log,
+    );
+    expect(await broken.send(upRegistration('https://ntfy.example/up/SECRET-TOPIC'), 'high')).toEqual({ kind: 'transient', reason: 'internal error' });
+    expect(captured.messages()).toContain('transport failed unexpectedly');
+    expect(captured.lines.join('\n')).not.toContain('SECRET-TOPIC');
+  });
+});
+
+describe('secrets stay out of logs and outcomes', () => {
+  it('across delivered, dead, transient and config-error sends of both transports', async () => {
+    const account = createServiceAccount();
+    const oauth = await startGoogleOAuth({ account });
+    const fcmFake = await startFakeFcm({ projectId: account.projectId, isAuthorized: (bearer) => oauth.isValid(bearer) });
+    const distributor = await startDistributor();
+    const vapid = createECDH('prime256v1');
+    vapid.generateKeys();
+    const captured = captureLog();
+    const transports = createTransports(
+      workerConfig({
+        FCM_CREDENTIALS_JSON: account.keyFile(oauth.url),
+        FCM_ENDPOINT: fcmFake.url,
+        PUSH_UP_ALLOW_PRIVATE: 'true',
+        PUSH_UP_ALLOW_HTTP: 'true',
+        PUSH_VAPID_PRIVATE_KEY: vapid.getPrivateKey().toString('base64url'),
+        PUSH_VAPID_SUBJECT: 'mailto:ops@chat.example',
+      }),
+      captured.log,
+      { unifiedPushDeadlineMs: 300, breaker: { threshold: 1 } },
+    );
+    cleanups.push(async () => {
+      await transports.close();
+      await distributor.close();
+      await fcmFake.close();
+      await oauth.close();
+    });
+
+    const secrets: string[] = [];
+    const outcomes: SendOutcome[] = [];
+    const send = async (registration: RegistrationForSend) => {
+      if (registration.transport === 'unifiedpush' && URL.canParse(registration.token)) secrets.push(new URL(registration.token).pathname);
+      secrets.push(registration.token, ...[registration.p256dh, registration.auth].flatMap((k) => (k === null ? [] : [k.toString('base64url'), k.toString('base64'), k.toString('hex')])));
+      outcomes.push(await transports.forRegistration(registration).send(registration, 'high'));
+    };
+
+    await send(fcmRegistration(fakeFcmToken()));
+    for (const answer of [fcmError('UNREGISTERED'), fcmError('INVALID_ARGUMENT', { aboutToken: true }), fcmError('SENDER_ID_MISMATCH'), fcmError('UNAVAILABLE'), fcmError('INVALID_ARGUMENT'), fcmError('SENDER_ID_MISMATCH')]) {
+      fcmFake.script(answer);
+      await send(fcmRegistration(fakeFcmToken()));
+    }
+    oauth.revokeAll();
+    await send(fcmRegistration(fakeFcmToken()));
+    const device = createDeviceKeys();
+    await send(upRegistration(distributor.register(device), device));
+    distributor.script({ status: 410 }, { status: 503 }, { hang: true });
+    for (let i = 0; i < 3; i++) await send(upRegistration(distributor.register(device), device));
+    await send(upRegistration(`${distributor.url}/up/unknown-SECRET-PATH`));
+    await send(upRegistration('https://user:SECRET-PASSWORD@ntfy.example/up/x'));
+
+    expect(new Set(outcomes.map((o) => o.kind))).toEqual(new Set(['delivered', 'dead', 'transient', 'config-error']));
+    const accessTokens = oauth.received.flatMap((r) => (r.issued === undefined ? [] : [r.issued]));
+    expect(accessTokens.length).toBeGreaterThan(1);
+    const everything = [...captured.lines, JSON.stringify(outcomes)].join('\n');
+    for (const secret of [...secrets, ...accessTokens, 'SECRET-PATH', 'SECRET-PASSWORD', account.privateKeyPem.split('\n')[1] ?? '']) {
+      expect(everything).not.toContain(secret);
+    }
+    expect(captured.lines.length).toBeGreaterThan(outcomes.length); // it did log every send
+  });
+});
