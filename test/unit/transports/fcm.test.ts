@@ -19,8 +19,8 @@ afterEach(async () => {
 // One RSA key for the file: generating it is the slowest step of a test.
 const account = createServiceAccount('zippchat-test');
 
-async function world(options: TransportOptions = {}, authorize?: (bearer: string) => boolean) {
-  const oauth = await startGoogleOAuth({ account });
+async function world(options: TransportOptions = {}, authorize?: (bearer: string) => boolean, expiresInSeconds?: number) {
+  const oauth = await startGoogleOAuth({ account, expiresInSeconds });
   const fcm = await startFakeFcm({ projectId: account.projectId, isAuthorized: authorize ?? ((bearer) => oauth.isValid(bearer)) });
   const captured = captureLog();
   const config = workerConfig({ FCM_CREDENTIALS_JSON: account.keyFile(oauth.url), FCM_ENDPOINT: fcm.url });
@@ -137,6 +137,16 @@ describe('FCM OAuth token', () => {
     expect(fcm.received.map((r) => r.answered)).toEqual([200, 401, 200]);
     expect(fcm.received[1]?.bearer).toBe(fcm.received[0]?.bearer);
     expect(fcm.received[2]?.bearer).not.toBe(fcm.received[1]?.bearer);
+  });
+
+  it('fetches a new token when the cached one is about to expire', async () => {
+    // A token valid for one more minute is inside google-auth-library's 5-minute refresh margin.
+    const { oauth, fcm, transport } = await world({}, undefined, 60);
+    await transport.send(fcmRegistration(fakeFcmToken()), 'high');
+    await transport.send(fcmRegistration(fakeFcmToken()), 'high');
+    expect(oauth.received).toHaveLength(2);
+    expect(fcm.received.map((r) => r.answered)).toEqual([200, 200]);
+    expect(fcm.received[1]?.bearer).not.toBe(fcm.received[0]?.bearer);
   });
 
   it('gives up with a config error when the fresh token is refused too', async () => {
