@@ -22,10 +22,20 @@ export class Semaphore {
     await new Promise<void>((resolve) => this.#waiting.push(resolve));
   }
 
-  release(): void {
-    const next = this.#waiting.shift();
-    if (next !== undefined) next(); // the slot passes straight to the next waiter
-    else this.#free++;
+  /** Waits for one free slot, then takes every free slot; resolves to how many were taken. */
+  async acquireAvailable(): Promise<number> {
+    await this.acquire();
+    const more = this.#free;
+    this.#free = 0;
+    return 1 + more;
+  }
+
+  release(count = 1): void {
+    for (let i = 0; i < count; i++) {
+      const next = this.#waiting.shift();
+      if (next !== undefined) next(); // the slot passes straight to the next waiter
+      else this.#free++;
+    }
   }
 }
 

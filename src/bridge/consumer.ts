@@ -1,21 +1,25 @@
 /**
- * The pull loop of one bridge replica: takes events from the durable consumer and hands each
- * to `handle`, with at most `maxInFlight` being handled at once. It pulls no further ahead
- * than that: nats.js sends the next pull request only once the loop has taken the messages
- * before it, and the loop takes a message only when a slot is free.
+ * The pull loop of one bridge replica: waits for free handler slots, fetches at most that
+ * many events from the durable consumer, and hands each to `handle`. So at most
+ * `maxInFlight` events are held by this replica at any time, and none sits received but
+ * unhandled while its ack wait runs down.
  *
- * `stop()` stops pulling, handles what was already received, waits for every handler, and
- * only then resolves — so a graceful stop leaves nothing half done.
+ * A fetch is one pull request that ends when its batch is full or it expires; the loop never
+ * abandons one half way. `stop()` therefore lets the current fetch end (at most
+ * `pullExpiresMs`), handles everything it delivered, waits for every handler, and only then
+ * resolves: no event is left delivered-but-unacknowledged to wait out its ack wait.
  */
-import { ConsumerEvents, type ConsumerMessages, type JsMsg, type NatsConnection } from 'nats';
+import type { JsMsg, NatsConnection } from 'nats';
 import type { Logger } from '../log.js';
 import { Semaphore } from './concurrency.js';
 import type { Intake } from './intake.js';
 
 export interface ConsumerLoopOptions {
   readonly maxInFlight: number;
-  /** Called when JetStream reports the stream or consumer missing (e.g. to recreate them). */
-  readonly onMissing?: () => Promise<unknown>;
+  /** How long one pull request waits for events; bounds how long `stop()` waits for it. */
+  readonly pullExpiresMs?: number;
+  /** Called after a failed fetch, e.g. to recreate a stream or consumer that went missing. */
+  readonly recover?: () => Promise<unknown>;
 }
 
 export interface RunningConsumer {
@@ -34,10 +38,9 @@ export async function startConsumerLoop(
   const handlers = new Set<Promise<void>>();
   const stopped = deferred();
   let stopping = false;
-  let messages: ConsumerMessages | undefined;
 
-  const dispatch = async (msg: JsMsg) => {
-    await slots.acquire();
+  /** Runs the handler in a slot the caller already holds; the slot is freed when it settles. */
+  const start = (msg: JsMsg) => {
     const handler = handle(msg)
       .catch((error: unknown) => log.error({ sequence: msg.info.streamSequence, err: String(error) }, 'event handler failed'))
       .finally(() => {
@@ -47,16 +50,33 @@ export async function startConsumerLoop(
     handlers.add(handler);
   };
 
+  const fetchOnce = async (reserved: number) => {
+    let used = 0;
+    try {
+      const batch = await consumer.fetch({ max_messages: reserved, expires: options.pullExpiresMs ?? 2_000 });
+      for await (const msg of batch) {
+        if (used === reserved) await slots.acquire(); // never expected: the server sends at most the batch
+        else used++;
+        start(msg);
+      }
+    } finally {
+      slots.release(reserved - used);
+    }
+  };
+
   const loop = (async () => {
     while (!stopping) {
+      const reserved = await Promise.race([slots.acquireAvailable(), stopped.promise.then(() => 0)]);
+      if (stopping) {
+        slots.release(reserved);
+        break;
+      }
       try {
-        messages = await consumer.consume({ max_messages: options.maxInFlight });
-        if (stopping) await messages.close();
-        else void watchStatus(messages, options, log);
-        for await (const msg of messages) await dispatch(msg);
+        await fetchOnce(reserved);
       } catch (error) {
         if (stopping) break;
-        log.error({ err: String(error) }, 'JetStream consume failed; retrying');
+        log.warn({ err: String(error) }, 'JetStream fetch failed; retrying');
+        await options.recover?.().catch((e: unknown) => log.error({ err: String(e) }, 'could not recover the JetStream intake'));
         await Promise.race([delay(1_000), stopped.promise]);
       }
     }
@@ -66,23 +86,10 @@ export async function startConsumerLoop(
     async stop() {
       stopping = true;
       stopped.resolve();
-      // Ends the pull; messages already received are still yielded, and handled.
-      await messages?.close();
       await loop;
       await Promise.all(handlers);
     },
   };
-}
-
-async function watchStatus(messages: ConsumerMessages, options: ConsumerLoopOptions, log: Logger): Promise<void> {
-  for await (const status of await messages.status()) {
-    if (status.type === ConsumerEvents.ConsumerNotFound || status.type === ConsumerEvents.StreamNotFound) {
-      log.warn({ status: status.type, attempts: status.data }, 'JetStream intake missing; recreating it');
-      await options.onMissing?.().catch((error: unknown) => log.error({ err: String(error) }, 'could not recreate the JetStream intake'));
-    } else if (status.type === ConsumerEvents.HeartbeatsMissed) {
-      log.warn({ missed: status.data }, 'JetStream heartbeats missed');
-    }
-  }
 }
 
 function delay(ms: number): Promise<void> {

@@ -24,6 +24,8 @@ export interface EventBridgeOptions extends IntakeOptions {
   readonly maxInFlight?: number;
   /** Signals in flight at once for one event. */
   readonly signalConcurrency?: number;
+  /** How long one pull request waits for events (and `stop()` at most for it). */
+  readonly pullExpiresMs?: number;
   /** Redelivery delays of failed events. */
   readonly retry?: RetryPolicy;
 }
@@ -50,7 +52,7 @@ export async function startEventBridge(deps: EventBridgeDeps, options: EventBrid
     deps.nc,
     intake,
     handle,
-    { maxInFlight: options.maxInFlight ?? 64, onMissing: () => ensureIntake(deps.nc, options) },
+    { maxInFlight: options.maxInFlight ?? 64, pullExpiresMs: options.pullExpiresMs, recover: () => ensureIntake(deps.nc, options) },
     deps.log,
   );
   return { intake, stop: () => consumer.stop() };

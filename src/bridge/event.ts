@@ -52,11 +52,11 @@ export function parseMessageEvent(subject: string, data: Uint8Array, subjectPref
   };
 }
 
-/** The `<channel_id>` token of `<prefix>channel.<channel_id>.MESSAGE_CREATE`, if the subject has that shape. */
+/** The `<channel_id>` of `<prefix>channel.<channel_id>.MESSAGE_CREATE`, if the subject has that shape and a snowflake there. */
 export function channelOfSubject(subject: string, subjectPrefix = ''): string | undefined {
   if (!subject.startsWith(`${subjectPrefix}channel.`) || !subject.endsWith('.MESSAGE_CREATE')) return undefined;
   const token = subject.slice(subjectPrefix.length + 'channel.'.length, -'.MESSAGE_CREATE'.length);
-  return token === '' || token.includes('.') ? undefined : token;
+  return isSnowflake(token) ? token : undefined;
 }
 
 /** A positive decimal integer within int8, in canonical form (no sign, no leading zero). */

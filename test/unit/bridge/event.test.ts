@@ -46,6 +46,7 @@ describe('MESSAGE_CREATE events (contract §7)', () => {
   it('a subject not of the form channel.<id>.MESSAGE_CREATE is malformed', () => {
     expect(parse(valid, 'channel.42.MESSAGE_UPDATE')).toEqual({ ok: false, reason: 'subject' });
     expect(parse(valid, 'channel..MESSAGE_CREATE')).toEqual({ ok: false, reason: 'subject' });
+    expect(parse(valid, 'channel.general.MESSAGE_CREATE')).toEqual({ ok: false, reason: 'subject' });
     expect(channelOfSubject('channel.4.2.MESSAGE_CREATE')).toBeUndefined();
   });
 
