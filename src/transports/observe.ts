@@ -1,7 +1,7 @@
 /**
  * Wraps a transport with what every send needs the same way: a metric per outcome, the
- * latency histogram, one debug log line per send — naming the registration id, never its
- * token, endpoint or keys — and a net under bugs: `send` never throws, an unexpected error
+ * latency histogram, one debug line per send — naming the registration id, never its token,
+ * endpoint or keys — and a net under bugs: `send` never throws, an unexpected error
  * becomes a transient outcome (Temporal retries it) and an error log without its message,
  * which could quote a URL.
  */
@@ -23,9 +23,8 @@ export function observe(transport: Transport, log: Logger): Transport {
       }
       stopTimer();
       sendsTotal.inc({ transport: transport.name, outcome: outcome.kind });
-      const line = { registrationId: registration.id, transport: transport.name, priority, outcome };
-      if (outcome.kind === 'config-error') log.warn(line, 'wake not sent: configuration problem');
-      else log.debug(line, 'wake sent');
+      // Debug only: the send activity logs each outcome with the device's ids at its level.
+      log.debug({ registrationId: registration.id, transport: transport.name, priority, outcome }, 'transport send finished');
       return outcome;
     },
   };
