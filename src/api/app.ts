@@ -42,15 +42,26 @@ export function createApp(deps: ApiDeps): Koa {
   app.on('error', (error: unknown) => deps.log.debug({ error: String(error) }, 'request stream error'));
   app.use(measureLatency());
   app.use(errorMiddleware(deps.log));
+  app.use(unanswered);
   const routers = [operationsRoutes(deps), ...deviceRoutes(deps)];
   for (const router of routers) app.use(router.routes());
-  const notAllowed = () => new ApiError('method_not_allowed', 'method not allowed on this path');
-  for (const router of routers) app.use(router.allowedMethods({ throw: true, methodNotAllowed: notAllowed, notImplemented: notAllowed }));
-  app.use(() => {
-    throw new ApiError('not_found', 'no such endpoint');
-  });
+  for (const router of routers) app.use(router.allowedMethods());
   return app;
 }
+
+/**
+ * What no route answered becomes a contract error: a JSON 404, or a JSON 405 (with the
+ * router's `Allow`) for a known path with another method — also for a method the router does
+ * not implement at all, which it would answer 501, and no input may yield a 5xx.
+ */
+const unanswered: Koa.Middleware = async (ctx, next) => {
+  await next();
+  if (ctx.body != null) return;
+  if (ctx.status === 404) throw new ApiError('not_found', 'no such endpoint');
+  if (ctx.status === 405 || ctx.status === 501) {
+    throw new ApiError('method_not_allowed', 'method not allowed on this path', { Allow: ctx.response.get('Allow') });
+  }
+};
 
 function deviceRoutes(deps: ApiDeps): Router<AuthenticatedState>[] {
   const buckets = new TokenBuckets(deps.rateLimit ?? defaultRateLimit);

@@ -11,6 +11,7 @@ import { request as httpRequest, Agent, type IncomingHttpHeaders } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { Writable } from 'node:stream';
+import type Koa from 'koa';
 import { pino } from 'pino';
 import { inject } from 'vitest';
 import { createApp } from '../../src/api/app.js';
@@ -51,6 +52,7 @@ export interface RequestOptions {
 
 export interface TestApi {
   readonly url: string;
+  readonly app: Koa;
   readonly config: Config;
   readonly temporal: TemporalHandle;
   /** Every log line the app wrote, as JSON text. */
@@ -78,6 +80,7 @@ export async function startTestApi(options: TestApiOptions): Promise<TestApi> {
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   return {
     url: `http://127.0.0.1:${port}`,
+    app,
     config,
     temporal,
     logs,
