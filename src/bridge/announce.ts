@@ -7,7 +7,7 @@ import type { Client } from '@temporalio/client';
 import { announcePending } from '../../temporal/registrations.js';
 import { settleAll } from './concurrency.js';
 import { bridgeMetrics } from './metrics.js';
-import type { DeviceToSignal } from './record-event.js';
+import type { DeviceToSignal } from './record-events.js';
 
 export interface AnnounceTarget {
   readonly client: Client;

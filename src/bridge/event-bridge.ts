@@ -22,6 +22,8 @@ export interface EventBridgeDeps {
 export interface EventBridgeOptions extends IntakeOptions {
   /** Events handled at once by this replica. */
   readonly maxInFlight?: number;
+  /** Most events of one channel recorded in one transaction. */
+  readonly maxBatch?: number;
   /** Signals in flight at once for one event. */
   readonly signalConcurrency?: number;
   /** How long one pull request waits for events (and `stop()` at most for it). */
@@ -47,6 +49,7 @@ export async function startEventBridge(deps: EventBridgeDeps, options: EventBrid
     subjectPrefix: intake.subjectPrefix,
     retry: options.retry ?? defaultRetry,
     ackWaitMs: intake.ackWaitMs,
+    maxBatch: options.maxBatch ?? 64,
   });
   const consumer = await startConsumerLoop(
     deps.nc,

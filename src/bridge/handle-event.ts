@@ -8,14 +8,18 @@
  * - anything failed → `nak` with a delay growing with the delivery count. The transaction
  *   either committed (the retry finds the event in the ledger and only re-signals) or rolled
  *   back (the retry counts it): either way the retry is exact.
+ *
+ * Valid events go through a per-channel batcher: the events of one channel in flight at once
+ * are recorded in one transaction (see keyed-batcher.ts and record-events.ts).
  */
 import type { JsMsg } from 'nats';
 import type { DatabasePool } from 'slonik';
 import type { Logger } from '../log.js';
 import { announceToDevices, type AnnounceTarget } from './announce.js';
 import { parseMessageEvent, type MessageEvent } from './event.js';
+import { createKeyedBatcher } from './keyed-batcher.js';
 import { bridgeMetrics, type EventOutcome } from './metrics.js';
-import { recordMessageEvent } from './record-event.js';
+import { recordChannelEvents, type EventRecord } from './record-events.js';
 
 export interface RetryPolicy {
   /** Delay before the first redelivery of a failed event; doubles with each further one. */
@@ -31,6 +35,8 @@ export interface EventHandlerDeps {
   readonly retry: RetryPolicy;
   /** The consumer's ack wait: a long event tells JetStream it is still working well before it. */
   readonly ackWaitMs: number;
+  /** Most events of one channel recorded in one transaction. */
+  readonly maxBatch: number;
 }
 
 /** The delay before redelivering an event that failed on its `deliveryCount`-th delivery. */
@@ -40,12 +46,14 @@ export function retryDelayMs(deliveryCount: number, policy: RetryPolicy): number
 }
 
 export function createEventHandler(deps: EventHandlerDeps): (msg: JsMsg) => Promise<void> {
+  const batcher = createKeyedBatcher<MessageEvent, EventRecord>((channelId, events) => recordAndSignal(deps, channelId, events), deps.maxBatch);
+  const record = (event: MessageEvent) => batcher.submit(event.channelId, event);
   return async (msg) => {
     const stopTimer = bridgeMetrics.duration.startTimer();
     bridgeMetrics.inFlight.inc();
     const heartbeat = setInterval(() => msg.working(), Math.max(1_000, Math.floor(deps.ackWaitMs / 3)));
     try {
-      const outcome = await settle(deps, msg);
+      const outcome = await settle(deps, record, msg);
       bridgeMetrics.events.inc({ outcome });
     } finally {
       clearInterval(heartbeat);
@@ -55,7 +63,7 @@ export function createEventHandler(deps: EventHandlerDeps): (msg: JsMsg) => Prom
   };
 }
 
-async function settle(deps: EventHandlerDeps, msg: JsMsg): Promise<EventOutcome> {
+async function settle(deps: EventHandlerDeps, record: (event: MessageEvent) => Promise<EventRecord>, msg: JsMsg): Promise<EventOutcome> {
   const sequence = msg.info.streamSequence;
   const parsed = parseMessageEvent(msg.subject, msg.data, deps.subjectPrefix);
   if (!parsed.ok) {
@@ -67,7 +75,7 @@ async function settle(deps: EventHandlerDeps, msg: JsMsg): Promise<EventOutcome>
   const event = parsed.event;
   bridgeMetrics.lag.observe(Math.max(0, (Date.now() - event.createdAt.getTime()) / 1_000));
   try {
-    const outcome = await recordAndSignal(deps, event);
+    const outcome = await record(event);
     msg.ack();
     return outcome;
   } catch (error) {
@@ -81,20 +89,14 @@ async function settle(deps: EventHandlerDeps, msg: JsMsg): Promise<EventOutcome>
   }
 }
 
-async function recordAndSignal(deps: EventHandlerDeps, event: MessageEvent): Promise<EventOutcome> {
-  const recorded = await recordMessageEvent(deps.pool, event);
-  const ids = { messageId: event.messageId, channelId: event.channelId };
-  if (recorded.outcome === 'unknown_channel') {
-    deps.log.debug(ids, 'MESSAGE_CREATE for an unknown channel: nobody to wake');
-    return recorded.outcome;
-  }
-  if (recorded.outcome === 'counted') {
-    bridgeMetrics.pendingRows.inc({ change: 'created' }, recorded.created.length);
-    bridgeMetrics.pendingRows.inc({ change: 'updated' }, recorded.updated);
-  }
-  await announceToDevices(deps.announce, recorded.created);
-  deps.log.debug({ ...ids, outcome: recorded.outcome, signalled: recorded.created.length }, 'MESSAGE_CREATE recorded');
-  return recorded.outcome;
+async function recordAndSignal(deps: EventHandlerDeps, channelId: string, events: readonly MessageEvent[]): Promise<readonly EventRecord[]> {
+  bridgeMetrics.batchSize.observe(events.length);
+  const recorded = await recordChannelEvents(deps.pool, channelId, events);
+  bridgeMetrics.pendingRows.inc({ change: 'created' }, recorded.rowsCreated);
+  bridgeMetrics.pendingRows.inc({ change: 'updated' }, recorded.rowsUpdated);
+  await announceToDevices(deps.announce, recorded.toSignal);
+  deps.log.debug({ channelId, messageIds: events.map((e) => e.messageId), records: recorded.records, signalled: recorded.toSignal.length }, 'MESSAGE_CREATE events recorded');
+  return recorded.records;
 }
 
 /** Name and message only: no stack of query parameters, no payloads. */

@@ -23,6 +23,12 @@ export const bridgeMetrics = {
     labelNames: ['result'] as const,
     registers: [registry],
   }),
+  batchSize: new Histogram({
+    name: 'zippchat_push_bridge_batch_events',
+    help: 'Events of one channel recorded in one transaction',
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128],
+    registers: [registry],
+  }),
   duration: new Histogram({
     name: 'zippchat_push_bridge_event_duration_seconds',
     help: 'Time from receiving an event to acknowledging it',

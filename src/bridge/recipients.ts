@@ -11,18 +11,29 @@ export interface MessageRef {
   readonly authorId: string;
 }
 
-/** A fragment yielding `(user_id, is_dm)`, one row per recipient. */
-export function messageRecipients(message: MessageRef): FragmentSqlToken {
+/**
+ * A fragment yielding `(user_id, is_dm)`: whoever a message in the channel wakes, its author
+ * aside — the viewers without a live mute. The author is excluded per message by the caller.
+ */
+export function channelRecipients(channelId: string): FragmentSqlToken {
   return sql.fragment`
     SELECT viewer.user_id, viewer.is_dm
-    FROM (${channelViewers([message.channelId])}) viewer
-    WHERE viewer.user_id <> ${message.authorId}
-      AND NOT EXISTS (
-        SELECT 1 FROM notification_settings ns
-        WHERE ns.user_id = viewer.user_id
-          AND ns.muted AND (ns.mute_until IS NULL OR ns.mute_until > now())
-          AND ((ns.scope_type = 'channel' AND ns.scope_id = viewer.channel_id)
-            OR (ns.scope_type = 'server' AND ns.scope_id = viewer.server_id))
-      )
+    FROM (${channelViewers([channelId])}) viewer
+    WHERE NOT EXISTS (
+      SELECT 1 FROM notification_settings ns
+      WHERE ns.user_id = viewer.user_id
+        AND ns.muted AND (ns.mute_until IS NULL OR ns.mute_until > now())
+        AND ((ns.scope_type = 'channel' AND ns.scope_id = viewer.channel_id)
+          OR (ns.scope_type = 'server' AND ns.scope_id = viewer.server_id))
+    )
+  `;
+}
+
+/** A fragment yielding `(user_id, is_dm)`, one row per recipient of one message. */
+export function messageRecipients(message: MessageRef): FragmentSqlToken {
+  return sql.fragment`
+    SELECT recipient.user_id, recipient.is_dm
+    FROM (${channelRecipients(message.channelId)}) recipient
+    WHERE recipient.user_id <> ${message.authorId}
   `;
 }

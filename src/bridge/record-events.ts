@@ -1,0 +1,146 @@
+/**
+ * Records MESSAGE_CREATE events of one channel — one, or the several that were in flight
+ * together — in one short transaction, each exactly once (contract §7):
+ *
+ * 1. the channel must exist (`channels` also says whether it is a DM — never the event);
+ * 2. the message ids go into the `push_processed_events` ledger; an id already there (a
+ *    redelivery, or the host publishing twice) is not counted again;
+ * 3. the new events upsert `push_pending` for every registration of every recipient in one
+ *    statement — count + the recipient's share of the events (an author is not woken by their
+ *    own message), the earliest first message, the greatest last one — and report the rows it
+ *    created: those devices get a `pending` signal. A device that already has a row for the
+ *    channel was already signalled and costs nothing;
+ * 4. for the repeated events, the rows they created and still own (`first_message_id` = their
+ *    id) are reported too: their signal may have been lost with the first delivery.
+ *
+ * Concurrency: the bridge runs one such transaction per channel at a time per replica; two
+ * replicas may run one each, for events in either order. The upsert keeps min/max, so order
+ * does not matter, and it writes rows in registration-id order, so two upserts wait for each
+ * other rather than deadlock. Two copies of one event serialize on the ledger's primary key:
+ * the second waits for the first to commit (then counts nothing) or roll back (then counts).
+ */
+import { sql, type DatabasePool, type DatabaseTransactionConnection } from 'slonik';
+import { z } from 'zod';
+import type { MessageEvent } from './event.js';
+import { channelRecipients } from './recipients.js';
+
+export interface DeviceToSignal {
+  readonly registrationId: string;
+  readonly userId: string;
+  readonly deviceId: string;
+  readonly transport: 'fcm' | 'unifiedpush';
+}
+
+export type EventRecord = 'counted' | 'duplicate' | 'unknown_channel';
+
+export interface RecordedEvents {
+  /** Per event, in the order given. */
+  readonly records: readonly EventRecord[];
+  /** Devices to signal, each once. */
+  readonly toSignal: readonly DeviceToSignal[];
+  readonly rowsCreated: number;
+  readonly rowsUpdated: number;
+}
+
+const device = z.object({
+  registrationId: z.string(),
+  userId: z.string(),
+  deviceId: z.string(),
+  transport: z.enum(['fcm', 'unifiedpush']),
+});
+
+/** `events` must all belong to `channelId`. */
+export async function recordChannelEvents(pool: DatabasePool, channelId: string, events: readonly MessageEvent[]): Promise<RecordedEvents> {
+  return pool.transaction(async (tx) => {
+    const channel = await tx.maybeOne(sql.type(z.object({ id: z.string() }))`SELECT id FROM channels WHERE id = ${channelId}`);
+    if (channel === null) return { records: events.map(() => 'unknown_channel' as const), toSignal: [], rowsCreated: 0, rowsUpdated: 0 };
+
+    const newIds = new Set(await claimInLedger(tx, events));
+    const counted = new Set<string>();
+    const records = events.map((e): EventRecord => {
+      if (!newIds.has(e.messageId) || counted.has(e.messageId)) return 'duplicate'; // a second copy in one batch counts once too
+      counted.add(e.messageId);
+      return 'counted';
+    });
+    const fresh = events.filter((_, i) => records[i] === 'counted');
+    const repeatedIds = [...new Set(events.filter((e) => !newIds.has(e.messageId)).map((e) => e.messageId))];
+
+    const written = fresh.length > 0 ? await upsertPending(tx, channelId, fresh) : { created: [], updated: 0 };
+    const owned = repeatedIds.length > 0 ? await rowsOwnedBy(tx, channelId, repeatedIds) : [];
+    const toSignal = [...new Map([...written.created, ...owned].map((d) => [d.registrationId, d])).values()];
+    return { records, toSignal, rowsCreated: written.created.length, rowsUpdated: written.updated };
+  });
+}
+
+/** The ids this transaction entered into the ledger (the others were there already). */
+async function claimInLedger(tx: DatabaseTransactionConnection, events: readonly MessageEvent[]): Promise<readonly string[]> {
+  const ids = [...new Set(events.map((e) => e.messageId))];
+  // In id order: two transactions claiming overlapping ids then wait for each other, never deadlock.
+  return tx.anyFirst(sql.type(z.object({ message_id: z.string() }))`
+    INSERT INTO push_processed_events (message_id)
+    SELECT id FROM unnest(${sql.array(ids, 'int8')}) AS id ORDER BY id
+    ON CONFLICT (message_id) DO NOTHING
+    RETURNING message_id`);
+}
+
+const upserted = z.object({ updated: z.number(), created: z.array(device) });
+
+async function upsertPending(tx: DatabaseTransactionConnection, channelId: string, events: readonly MessageEvent[]) {
+  return tx.one(sql.type(upserted)`
+    WITH batch AS (
+      SELECT * FROM unnest(
+        ${sql.array(events.map((e) => e.messageId), 'int8')},
+        ${sql.array(events.map((e) => e.authorId), 'int8')},
+        ${sql.array(events.map((e) => e.createdAt.toISOString()), 'timestamptz')}
+      ) AS b(message_id, author_id, created_at)
+    ),
+    share AS (
+      -- each recipient's part of the batch: the messages they did not write
+      SELECT recipient.user_id, recipient.is_dm, count(*)::int4 AS messages,
+             min(b.message_id) AS first_message_id, max(b.message_id) AS last_message_id,
+             (array_agg(b.created_at ORDER BY b.message_id))[1] AS first_at
+      FROM (${channelRecipients(channelId)}) recipient
+      JOIN batch b ON b.author_id <> recipient.user_id
+      GROUP BY recipient.user_id, recipient.is_dm
+    ),
+    written AS (
+      INSERT INTO push_pending AS p
+        (registration_id, channel_id, message_count, first_message_id, first_at, last_message_id, is_dm, last_at)
+      SELECT r.id, ${channelId}, s.messages, s.first_message_id, s.first_at, s.last_message_id, s.is_dm, now()
+      FROM share s JOIN push_registrations r ON r.user_id = s.user_id
+      ORDER BY r.id
+      ON CONFLICT (registration_id, channel_id) DO UPDATE SET
+        message_count = p.message_count + EXCLUDED.message_count,
+        first_message_id = LEAST(p.first_message_id, EXCLUDED.first_message_id),
+        first_at = CASE WHEN EXCLUDED.first_message_id < p.first_message_id THEN EXCLUDED.first_at ELSE p.first_at END,
+        last_message_id = GREATEST(p.last_message_id, EXCLUDED.last_message_id),
+        is_dm = EXCLUDED.is_dm,
+        last_at = now()
+      -- xmax = 0 only on a row version this statement inserted, not one it updated
+      RETURNING p.registration_id, (p.xmax = 0) AS created
+    )
+    SELECT
+      (SELECT count(*) FROM written WHERE NOT created)::int4 AS updated,
+      COALESCE((
+        SELECT json_agg(json_build_object(
+          'registrationId', r.id::text, 'userId', r.user_id::text, 'deviceId', r.device_id, 'transport', r.transport) ORDER BY r.id)
+        FROM written w JOIN push_registrations r ON r.id = w.registration_id
+        WHERE w.created
+      ), '[]'::json) AS created`);
+}
+
+/**
+ * Rows of this channel whose first message is one of `messageIds`: created by their first
+ * delivery and not drained since. Found through the recipients (the primary key's order)
+ * rather than by channel alone, which no index serves; a device that lost sight of the
+ * channel meanwhile is rightly not woken.
+ */
+async function rowsOwnedBy(tx: DatabaseTransactionConnection, channelId: string, messageIds: readonly string[]): Promise<readonly DeviceToSignal[]> {
+  return tx.any(sql.type(device)`
+    SELECT r.id::text AS "registrationId", r.user_id::text AS "userId", r.device_id AS "deviceId", r.transport
+    FROM (${channelRecipients(channelId)}) recipient
+    JOIN push_registrations r ON r.user_id = recipient.user_id
+    JOIN push_pending p ON p.registration_id = r.id AND p.channel_id = ${channelId}
+    WHERE p.first_message_id = ANY(${sql.array(messageIds, 'int8')})
+    ORDER BY r.id`);
+}

@@ -1,0 +1,98 @@
+/**
+ * The recording transaction on real PostgreSQL: what a batch of events of one channel does
+ * to `push_pending` and the ledger, and which devices it says to signal.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { MessageEvent } from '../../../src/bridge/event.js';
+import { recordChannelEvents } from '../../../src/bridge/record-events.js';
+import { VIEW_CHANNEL } from '../../../src/permissions/flags.js';
+import { freshDatabase, type TestDatabase } from '../../support/database.js';
+import { hostFixtures, nextId, type HostFixtures, type Registration } from '../../support/host-fixtures.js';
+import { pendingRows } from './harness.js';
+
+let db: TestDatabase;
+let host: HostFixtures;
+let server: string;
+let alice: Registration;
+let bob: Registration;
+let carol: Registration;
+
+beforeAll(async () => {
+  db = await freshDatabase();
+  host = hostFixtures(db.pool);
+  const [owner, a, b, c] = await host.users(4);
+  server = await host.server({ owner: owner!, everyone: VIEW_CHANNEL, members: [a!, b!, c!] });
+  [alice, bob, carol] = [await host.registration(a!), await host.registration(b!), await host.registration(c!)];
+});
+
+afterAll(async () => {
+  await db.drop();
+});
+
+const at = (second: number) => new Date(Date.UTC(2026, 9, 15, 12, 0, second));
+const event = (channelId: string, author: Registration, messageId: string, createdAt: Date): MessageEvent => ({ messageId, channelId, authorId: author.userId, createdAt });
+const ids = (n: number) => Array.from({ length: n }, () => nextId()); // increasing
+const rowOf = async (channelId: string, device: Registration) => (await pendingRows(db.pool, channelId)).find((r) => r.registration_id === device.id);
+const signalled = (devices: readonly { registrationId: string }[]) => devices.map((d) => d.registrationId).sort();
+
+describe('recordChannelEvents', () => {
+  it('counts each recipient the messages they did not write, first by earliest id, last by greatest', async () => {
+    const channel = await host.channel(server);
+    const [m1, m2, m3] = ids(3);
+    // Out of order, and alice wrote two of the three.
+    const recorded = await recordChannelEvents(db.pool, channel, [event(channel, alice, m3!, at(3)), event(channel, bob, m2!, at(2)), event(channel, alice, m1!, at(1))]);
+    expect(recorded.records).toEqual(['counted', 'counted', 'counted']);
+    expect(await rowOf(channel, alice)).toMatchObject({ message_count: 1, first_message_id: m2, last_message_id: m2, first_at: at(2) });
+    expect(await rowOf(channel, bob)).toMatchObject({ message_count: 2, first_message_id: m1, last_message_id: m3, first_at: at(1) });
+    expect(await rowOf(channel, carol)).toMatchObject({ message_count: 3, first_message_id: m1, last_message_id: m3, first_at: at(1), is_dm: false });
+    expect(signalled(recorded.toSignal)).toEqual([alice.id, bob.id, carol.id].sort());
+    expect(recorded).toMatchObject({ rowsCreated: 3, rowsUpdated: 0 });
+  });
+
+  it('a later, earlier-numbered message moves first back; existing rows are updated, not signalled', async () => {
+    const channel = await host.channel(server);
+    const [m1, m2] = ids(2);
+    await recordChannelEvents(db.pool, channel, [event(channel, alice, m2!, at(20))]);
+    const recorded = await recordChannelEvents(db.pool, channel, [event(channel, alice, m1!, at(10))]);
+    expect(await rowOf(channel, carol)).toMatchObject({ message_count: 2, first_message_id: m1, first_at: at(10), last_message_id: m2 });
+    expect(recorded).toMatchObject({ toSignal: [], rowsCreated: 0, rowsUpdated: 2 });
+  });
+
+  it('an event seen before counts nothing, and re-signals the rows it created and still owns', async () => {
+    const channel = await host.channel(server);
+    const [m1, m2] = ids(2);
+    await recordChannelEvents(db.pool, channel, [event(channel, alice, m1!, at(1))]);
+    await recordChannelEvents(db.pool, channel, [event(channel, bob, m2!, at(2))]); // alice's row is created by m2
+    const again = await recordChannelEvents(db.pool, channel, [event(channel, alice, m1!, at(1))]);
+    expect(again.records).toEqual(['duplicate']);
+    expect(signalled(again.toSignal)).toEqual([bob.id, carol.id].sort());
+    expect(again).toMatchObject({ rowsCreated: 0, rowsUpdated: 0 });
+    expect(await rowOf(channel, carol)).toMatchObject({ message_count: 2 });
+  });
+
+  it('two copies of one event in one batch count once', async () => {
+    const channel = await host.channel(server);
+    const [m1] = ids(1);
+    const recorded = await recordChannelEvents(db.pool, channel, [event(channel, alice, m1!, at(1)), event(channel, alice, m1!, at(1))]);
+    expect(recorded.records).toEqual(['counted', 'duplicate']);
+    expect(await rowOf(channel, bob)).toMatchObject({ message_count: 1 });
+  });
+
+  it('a batch of new and seen events counts the new ones only', async () => {
+    const channel = await host.channel(server);
+    const [m1, m2] = ids(2);
+    await recordChannelEvents(db.pool, channel, [event(channel, alice, m1!, at(1))]);
+    const recorded = await recordChannelEvents(db.pool, channel, [event(channel, alice, m1!, at(1)), event(channel, alice, m2!, at(2))]);
+    expect(recorded.records).toEqual(['duplicate', 'counted']);
+    expect(await rowOf(channel, bob)).toMatchObject({ message_count: 2, first_message_id: m1, last_message_id: m2 });
+  });
+
+  it('a channel that does not exist records nothing, not even in the ledger', async () => {
+    const ghost = nextId();
+    const [m1] = ids(1);
+    expect((await recordChannelEvents(db.pool, ghost, [event(ghost, alice, m1!, at(1))])).records).toEqual(['unknown_channel']);
+    const channel = await host.channel(server);
+    // The same id in a real channel is new: it was not entered in the ledger.
+    expect((await recordChannelEvents(db.pool, channel, [event(channel, alice, m1!, at(1))])).records).toEqual(['counted']);
+  });
+});
