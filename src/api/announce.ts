@@ -8,6 +8,7 @@ import type { Logger } from '../log.js';
 import type { TemporalHandle } from '../../temporal/client.js';
 import { announceDeleted, announceDrained, announceRegistration, type Device } from '../../temporal/registrations.js';
 import type { Transport } from './registration-request.js';
+import { errorSummary } from './error-summary.js';
 import { temporalAnnounceFailures } from './metrics.js';
 
 export interface Announcer {
@@ -25,7 +26,7 @@ export function createAnnouncer(temporal: TemporalHandle, taskQueue: string, log
       await withTimeout(attempt, deadlineMs);
     } catch (error) {
       temporalAnnounceFailures.inc({ announcement });
-      log.warn({ userId: device.userId, deviceId: device.deviceId, announcement, error: errorName(error) }, 'could not tell Temporal; the change is committed and will be picked up later');
+      log.warn({ userId: device.userId, deviceId: device.deviceId, announcement, error: errorSummary(error) }, 'could not tell Temporal; the change is committed and will be picked up later');
     }
   };
   return {
@@ -42,8 +43,4 @@ function withTimeout(promise: Promise<void>, ms: number): Promise<void> {
   });
   promise.catch(() => undefined); // a late failure after the timeout is already accounted for
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-function errorName(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : 'unknown error';
 }

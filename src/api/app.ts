@@ -14,6 +14,7 @@ import type { TemporalHandle } from '../../temporal/client.js';
 import type { Config } from '../config/index.js';
 import { createAnnouncer } from './announce.js';
 import { authenticate, createBearerVerifier, type AuthenticatedState } from './auth.js';
+import { errorSummary } from './error-summary.js';
 import { ApiError, fromHttpError } from './errors.js';
 import { requestDuration } from './metrics.js';
 import { defaultRateLimit, rateLimitPerUser, TokenBuckets, type RateLimitOptions } from './rate-limit.js';
@@ -132,7 +133,7 @@ function errorMiddleware(log: Logger): Koa.Middleware {
         ctx.body = { error: apiError.code, message: apiError.message };
         return;
       }
-      log.error({ err: error, method: ctx.method, route: (ctx as { _matchedRoute?: unknown })._matchedRoute }, 'unhandled error in request');
+      log.error({ error: errorSummary(error), method: ctx.method, route: (ctx as { _matchedRoute?: unknown })._matchedRoute }, 'unhandled error in request');
       ctx.status = 500;
       ctx.body = { error: 'internal', message: 'internal error' };
     }

@@ -12,7 +12,7 @@ export const requestDuration = new Histogram({
 
 export const registrations = new Counter({
   name: 'push_api_registrations_total',
-  help: 'PUT /api/push/registration by outcome: created, refreshed (same transport), switched (transport changed), rejected (4xx).',
+  help: 'PUT /api/push/registration by outcome: created, refreshed (same transport), switched (transport changed), rejected (the body broke a rule: 400, 413 or 415).',
   labelNames: ['outcome'] as const,
   registers: [registry],
 });

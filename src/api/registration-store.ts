@@ -2,7 +2,7 @@
  * The `push_registrations` row of one device (design §2): one per (user, device), kept by an
  * upsert so its id — and with it the device's pending rows — survives a transport switch.
  */
-import { sql } from 'slonik';
+import { ForeignKeyIntegrityConstraintViolationError, sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../db/pool.js';
 import type { DeviceIdentity } from './auth.js';
@@ -57,7 +57,11 @@ export async function upsertRegistration(
       RETURNING transport, created_at, updated_at, up_p256dh IS NOT NULL AS encrypted
     )
     SELECT upserted.*, previous.transport AS previous_transport FROM upserted LEFT JOIN previous ON TRUE
-  `);
+  `).catch((error: unknown) => {
+    // The user was deleted between the SELECT and the INSERT: the same answer as no user.
+    if (error instanceof ForeignKeyIntegrityConstraintViolationError) return null;
+    throw error;
+  });
   if (row === null) return undefined;
   const { previous_transport: previous, ...view } = row;
   const outcome = previous === null ? 'created' : previous === view.transport ? 'refreshed' : 'switched';
