@@ -9,6 +9,7 @@
  * `pullExpiresMs`), handles everything it delivered, waits for every handler, and only then
  * resolves: no event is left delivered-but-unacknowledged to wait out its ack wait.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { JsMsg, NatsConnection } from 'nats';
 import type { Logger } from '../log.js';
 import { Semaphore } from './concurrency.js';
@@ -36,7 +37,7 @@ export async function startConsumerLoop(
   const consumer = await nc.jetstream().consumers.get(intake.stream, intake.consumer);
   const slots = new Semaphore(options.maxInFlight);
   const handlers = new Set<Promise<void>>();
-  const stopped = deferred();
+  const stopped = new AbortController();
   let stopping = false;
 
   /** Runs the handler in a slot the caller already holds; the slot is freed when it settles. */
@@ -66,7 +67,8 @@ export async function startConsumerLoop(
 
   const loop = (async () => {
     while (!stopping) {
-      const reserved = await Promise.race([slots.acquireAvailable(), stopped.promise.then(() => 0)]);
+      // While every slot is busy this waits for a handler to finish — which stop() waits for too.
+      const reserved = await slots.acquireAvailable();
       if (stopping) {
         slots.release(reserved);
         break;
@@ -77,7 +79,7 @@ export async function startConsumerLoop(
         if (stopping) break;
         log.warn({ err: String(error) }, 'JetStream fetch failed; retrying');
         await options.recover?.().catch((e: unknown) => log.error({ err: String(e) }, 'could not recover the JetStream intake'));
-        await Promise.race([delay(1_000), stopped.promise]);
+        await sleep(1_000, undefined, { signal: stopped.signal }).catch(() => undefined); // cut short by stop()
       }
     }
   })();
@@ -85,19 +87,9 @@ export async function startConsumerLoop(
   return {
     async stop() {
       stopping = true;
-      stopped.resolve();
+      stopped.abort();
       await loop;
       await Promise.all(handlers);
     },
   };
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
-}
-
-function deferred(): { promise: Promise<void>; resolve: () => void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
 }
