@@ -8,8 +8,7 @@
  * only while the prune breaker is closed.
  */
 import type { Dispatcher } from 'undici';
-import type { AccessTokens } from './fcm-auth.js';
-import { tokenEndpointStatus } from './fcm-auth.js';
+import { type AccessTokens, tokenEndpointStatus } from './fcm-auth.js';
 import { classifyFcmError, type FcmVerdict } from './fcm-errors.js';
 import type { PruneBreaker } from './breaker.js';
 import { prunesWithheld } from './metrics.js';
