@@ -14,7 +14,7 @@ import { freshDatabase, type TestDatabase } from '../../support/database.js';
 import { signDeviceToken, testJwtSecret } from '../../support/jwt.js';
 import { addPending, createDm, createUser, nextId, pendingChannels, registrationId, registrationRowOf, snapshot } from './host.js';
 import { checked } from './openapi.js';
-import { seenWorkflow, terminateAll } from './temporal.js';
+import { historyText, seenWorkflow, terminateAll } from './temporal.js';
 
 const taskQueue = `api-registration-${nextId()}`;
 
@@ -312,9 +312,10 @@ describe('PUT /api/push/registration: validation (design §7)', () => {
 });
 
 describe('PUT /api/push/registration: what is stored', () => {
-  it('creates one row for the device and starts its workflow with its search attributes', async () => {
+  it('creates one row for the device and starts its workflow with its search attributes, and no secret', async () => {
     const deviceId = `phone-${nextId()}`;
-    const response = await put(plain, deviceId, { transport: 'unifiedpush', token: endpoint(), ...receiverKeys() });
+    const secrets = { token: endpoint(), ...receiverKeys() };
+    const response = await put(plain, deviceId, { transport: 'unifiedpush', ...secrets });
     expect(response.status).toBe(200);
     const body = response.json as { created_at: string; updated_at: string };
     expect(body).toEqual({ transport: 'unifiedpush', created_at: body.created_at, updated_at: body.updated_at, encrypted: true });
@@ -326,6 +327,10 @@ describe('PUT /api/push/registration: what is stored', () => {
       searchAttributes: { userId: user, deviceId, transport: 'unifiedpush' },
       signals: [{ name: 'registered', arg: { transport: 'unifiedpush' } }],
     });
+    const history = await historyText(plain.temporal.client, user, deviceId);
+    expect(history).toContain(deviceId);
+    for (const secret of Object.values(secrets)) expect(history).not.toContain(secret);
+    expect(history).not.toContain('ntfy.example');
   });
 
   it('re-registering keeps created_at, bumps updated_at, resets failures and keeps an outstanding wake for the same token', async () => {

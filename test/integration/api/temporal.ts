@@ -38,6 +38,12 @@ export async function seenWorkflow(client: Client, userId: string, deviceId: str
   }
 }
 
+/** The whole history as text, payload bytes decoded: to search it for what must not be there. */
+export async function historyText(client: Client, userId: string, deviceId: string): Promise<string> {
+  const history = await client.workflow.getHandle(registrationWorkflowId(userId, deviceId)).fetchHistory();
+  return JSON.stringify(history, (_key, value: unknown) => (value instanceof Uint8Array ? Buffer.from(value).toString('utf8') : value));
+}
+
 /** Ends the workflows a test file left running on its task queue (no worker would ever end them). */
 export async function terminateAll(client: Client, taskQueue: string): Promise<void> {
   const running = client.workflow.list({ query: `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running'` });
