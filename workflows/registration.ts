@@ -53,8 +53,11 @@ const claimRetry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterv
  */
 const sendRetry = { initialInterval: '10s', backoffCoefficient: 2, maximumInterval: '10m' } as const;
 
-const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s', retry: claimRetry } satisfies LocalActivityOptions);
-const localSend = proxyLocalActivities<Activities>({ startToCloseTimeout: '20s', retry: sendRetry } satisfies LocalActivityOptions);
+// Backoffs of a local activity longer than `localRetryThreshold` become durable workflow
+// timers instead of sleeps inside the worker: a worker restart does not lose them.
+const localRetryThreshold = '1s';
+const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s', retry: claimRetry, localRetryThreshold } satisfies LocalActivityOptions);
+const localSend = proxyLocalActivities<Activities>({ startToCloseTimeout: '20s', retry: sendRetry, localRetryThreshold } satisfies LocalActivityOptions);
 const remote = proxyActivities<Activities>({ startToCloseTimeout: '15s', retry: claimRetry } satisfies ActivityOptions);
 const remoteSend = proxyActivities<Activities>({ startToCloseTimeout: '20s', retry: sendRetry } satisfies ActivityOptions);
 

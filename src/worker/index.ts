@@ -1,7 +1,13 @@
-/** Starts the Temporal worker process: pool, worker, operations listener. */
+/**
+ * Starts the Temporal worker process: registration and maintenance workflows, their
+ * activities (PostgreSQL, the transports, a Temporal client for signals), the maintenance
+ * Schedule, and the operations listener.
+ */
 import { NativeConnection } from '@temporalio/worker';
 import { sql } from 'slonik';
 import { createActivities } from '../../activities/index.js';
+import { createTemporalClient } from '../../temporal/client.js';
+import { ensureMaintenanceSchedule } from '../../temporal/schedule.js';
 import { createWorker } from '../../temporal/worker.js';
 import type { Config } from '../config/index.js';
 import { createDatabasePool } from '../db/pool.js';
@@ -17,12 +23,15 @@ export interface RunningWorker {
 export async function startWorker(config: Config, log: Logger): Promise<RunningWorker> {
   const pool = await createDatabasePool(config.databaseUrl);
   const transports = createTransports(config, log);
+  const temporal = createTemporalClient(config.temporal);
   const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const taskQueue = config.temporal.taskQueue;
+  await ensureMaintenanceSchedule(temporal.client, { taskQueue });
   const worker = await createWorker({
     connection,
     namespace: config.temporal.namespace,
-    taskQueue: config.temporal.taskQueue,
-    activities: createActivities({ pool, log, coalescing: config.coalescing, transports }),
+    taskQueue,
+    activities: createActivities({ pool, log, coalescing: config.coalescing, transports, temporal: temporal.client, taskQueue }),
   });
   const running = worker.run();
   running.catch((error: unknown) => log.fatal({ err: error }, 'worker stopped with an error'));
@@ -32,7 +41,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
       if (worker.getState() !== 'RUNNING') throw new Error(`worker is ${worker.getState()}`);
     },
   });
-  log.info({ taskQueue: config.temporal.taskQueue, opsPort: ops.port }, 'worker running');
+  log.info({ taskQueue, opsPort: ops.port }, 'worker running');
   return {
     opsPort: ops.port,
     async stop() {
@@ -40,6 +49,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
       worker.shutdown();
       await running.catch(() => undefined);
       await connection.close();
+      await temporal.close();
       await transports.close();
       await ops.close();
       await pool.end();

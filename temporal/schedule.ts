@@ -1,0 +1,35 @@
+/**
+ * The `push-maintenance` Temporal Schedule (contract §9): every 10 minutes, never two runs at
+ * once. Ensured at every worker start — created if missing, brought back to this definition
+ * if someone changed it — so two workers starting together are harmless.
+ */
+import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
+import { maintenanceScheduleId, maintenanceWorkflowType } from './names.js';
+
+export interface MaintenanceScheduleOptions {
+  readonly taskQueue: string;
+  readonly scheduleId?: string;
+  readonly everyMs?: number;
+}
+
+export async function ensureMaintenanceSchedule(client: Client, options: MaintenanceScheduleOptions): Promise<string> {
+  const scheduleId = options.scheduleId ?? maintenanceScheduleId;
+  const definition = {
+    spec: { intervals: [{ every: options.everyMs ?? 10 * 60_000 }] },
+    action: {
+      type: 'startWorkflow' as const,
+      workflowType: maintenanceWorkflowType,
+      workflowId: scheduleId,
+      taskQueue: options.taskQueue,
+      args: [{}],
+    },
+    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '10 minutes' },
+  } satisfies Omit<ScheduleOptions, 'scheduleId'>;
+  try {
+    await client.schedule.create({ scheduleId, ...definition });
+  } catch (error) {
+    if (!(error instanceof ScheduleAlreadyRunning)) throw error;
+    await client.schedule.getHandle(scheduleId).update((previous) => ({ ...previous, ...definition, state: previous.state }));
+  }
+  return scheduleId;
+}

@@ -1,0 +1,61 @@
+/**
+ * A real worker in the test process against the integration tier's Temporal dev server: the
+ * production workflows and activities, real PostgreSQL, real transports (allowed to reach a
+ * fake distributor on loopback), on a task queue of its own.
+ */
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { inject } from 'vitest';
+import { createActivities } from '../../activities/index.js';
+import { loadConfig } from '../../src/config/index.js';
+import { createLogger } from '../../src/log.js';
+import { createTransports, type Transports } from '../../src/transports/index.js';
+import { createWorker } from '../../temporal/worker.js';
+import type { TestDatabase } from './database.js';
+import './provided.js';
+
+export interface DevWorker {
+  readonly client: Client;
+  readonly taskQueue: string;
+  readonly worker: Worker;
+  stop(): Promise<void>;
+}
+
+let runtimeInstalled = false;
+
+export async function connectClient(): Promise<{ client: Client; close(): Promise<void> }> {
+  const connection = await Connection.connect({ address: inject('temporalAddress') });
+  return { client: new Client({ connection }), close: () => connection.close() };
+}
+
+export async function startDevWorker(db: TestDatabase, options: { taskQueue: string; identity?: string }): Promise<DevWorker> {
+  if (!runtimeInstalled) {
+    runtimeInstalled = true;
+    Runtime.install({ logger: new DefaultLogger('ERROR') });
+  }
+  const config = loadConfig('worker', { DATABASE_URL: db.url, PUSH_UP_ALLOW_PRIVATE: 'true', PUSH_UP_ALLOW_HTTP: 'true' });
+  const log = createLogger({ level: 'silent', name: 'test-worker' });
+  const transports: Transports = createTransports(config, log, { unifiedPushDeadlineMs: 2_000 });
+  const { client, close: closeClient } = await connectClient();
+  const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
+  const worker = await createWorker({
+    connection,
+    namespace: 'default',
+    taskQueue: options.taskQueue,
+    activities: createActivities({ pool: db.pool, log, coalescing: config.coalescing, transports, temporal: client, taskQueue: options.taskQueue }),
+    overrides: { ...(options.identity === undefined ? {} : { identity: options.identity }), maxCachedWorkflows: 100, shutdownGraceTime: '2s' },
+  });
+  const running = worker.run();
+  return {
+    client,
+    taskQueue: options.taskQueue,
+    worker,
+    async stop() {
+      worker.shutdown();
+      await running;
+      await connection.close();
+      await closeClient();
+      await transports.close();
+    },
+  };
+}

@@ -1,0 +1,210 @@
+/**
+ * Registration workflows on Temporal's time-skipping test server, with the real activities on
+ * a real PostgreSQL and the real UnifiedPush transport posting to a fake distributor on
+ * loopback. Time moves only when a test says so (`skip`), so 15 s and 15 min cost nothing.
+ *
+ * The helpers do what the other parts of the system do, with the same functions: `message`
+ * upserts a pending row and signals as the bridge does, `drain` deletes and signals as the
+ * api does.
+ */
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import type { Client } from '@temporalio/client';
+import { sql } from 'slonik';
+import { inject } from 'vitest';
+import { z } from 'zod';
+import { createActivities } from '../../activities/index.js';
+import { loadConfig } from '../../src/config/index.js';
+import { waitFor } from '../../src/dev/daemons.js';
+import { createLogger } from '../../src/log.js';
+import { createTransports, type Transports } from '../../src/transports/index.js';
+import { customSearchAttributes, registrationWorkflowId } from '../../temporal/names.js';
+import { temporal } from '@temporalio/proto';
+import { announceDeleted, announceDrained, announcePending, announceRegistration } from '../../temporal/registrations.js';
+import { workflowsSourcePath } from '../../temporal/worker.js';
+import type { RegistrationStateView } from '../../workflows/registration-messages.js';
+import { stateQuery } from '../../workflows/registration-messages.js';
+import { freshDatabase, type TestDatabase } from './database.js';
+import { createDeviceKeys, startDistributor, type DistributorMessage, type FakeDistributor } from './fakes/distributor.js';
+import './provided.js';
+
+export const minIntervalMs = 15_000;
+export const rewakeAfterMs = 900_000;
+
+export interface Device {
+  readonly userId: string;
+  readonly deviceId: string;
+  readonly endpoint: string;
+}
+
+export class WorkflowHarness {
+  private worker: { worker: Worker; running: Promise<void> } | undefined;
+  private nextUser = 1;
+  private nextMessage = 1_000;
+
+  private constructor(
+    readonly env: TestWorkflowEnvironment,
+    readonly db: TestDatabase,
+    public distributor: FakeDistributor,
+    readonly transports: Transports,
+    readonly taskQueue: string,
+  ) {}
+
+  static async start(name: string): Promise<WorkflowHarness> {
+    quietSdkLogs();
+    const env = await TestWorkflowEnvironment.createTimeSkipping({
+      server: { executable: { type: 'existing-path', path: inject('temporalTestServer') } },
+    });
+    // The test server knows no custom search attributes until told (the dev stack's
+    // `--search-attribute` flags do the same for the CLI server).
+    await env.connection.operatorService.addSearchAttributes({
+      namespace: env.namespace ?? 'default',
+      searchAttributes: Object.fromEntries(Object.keys(customSearchAttributes).map((name) => [name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD])),
+    });
+    const db = await freshDatabase();
+    const distributor = await startDistributor();
+    const config = loadConfig('worker', { DATABASE_URL: db.url, PUSH_UP_ALLOW_PRIVATE: 'true', PUSH_UP_ALLOW_HTTP: 'true' });
+    const transports = createTransports(config, createLogger({ level: 'silent', name: 'test' }), { unifiedPushDeadlineMs: 2_000 });
+    const harness = new WorkflowHarness(env, db, distributor, transports, `${name}-${Date.now()}`);
+    await harness.startWorker();
+    return harness;
+  }
+
+  get client(): Client {
+    return this.env.client;
+  }
+
+  async startWorker(): Promise<void> {
+    const worker = await Worker.create({
+      connection: this.env.nativeConnection,
+      taskQueue: this.taskQueue,
+      workflowsPath: workflowsSourcePath,
+      activities: createActivities({
+        pool: this.db.pool,
+        log: createLogger({ level: 'silent', name: 'test' }),
+        coalescing: { minIntervalMs, rewakeAfterMs },
+        transports: this.transports,
+        temporal: this.env.client,
+        taskQueue: this.taskQueue,
+      }),
+      maxCachedWorkflows: 100,
+    });
+    this.worker = { worker, running: worker.run() };
+  }
+
+  /** Shuts the worker down (as a deploy would); its workflows wait for the next one. */
+  async stopWorker(): Promise<void> {
+    if (this.worker === undefined) return;
+    this.worker.worker.shutdown();
+    await this.worker.running;
+    this.worker = undefined;
+  }
+
+  /** A fresh distributor, so one test's scripted answers never reach another's devices. */
+  async resetDistributor(): Promise<void> {
+    await this.distributor.close();
+    this.distributor = await startDistributor();
+  }
+
+  async close(): Promise<void> {
+    await this.stopWorker();
+    await this.transports.close();
+    await this.distributor.close();
+    await this.db.drop();
+    await this.env.teardown();
+  }
+
+  /** A user with a UnifiedPush device registered (RFC 8291 keys), its workflow started. */
+  async registerDevice(options: { keys?: boolean } = {}): Promise<Device> {
+    const userId = String(this.nextUser++);
+    const deviceId = `phone-${userId}`;
+    const keys = options.keys === false ? undefined : createDeviceKeys();
+    const endpoint = this.distributor.register(keys);
+    await this.db.pool.query(sql.unsafe`INSERT INTO users (id, username) VALUES (${userId}, ${`user${userId}`})`);
+    await this.db.pool.query(sql.unsafe`
+      INSERT INTO push_registrations (user_id, device_id, transport, token, up_p256dh, up_auth)
+      VALUES (${userId}, ${deviceId}, 'unifiedpush', ${endpoint},
+              ${keys === undefined ? null : sql.binary(keys.p256dh)}, ${keys === undefined ? null : sql.binary(keys.auth)})`);
+    const device = { userId, deviceId, endpoint };
+    await announceRegistration(this.client, this.taskQueue, device, 'unifiedpush');
+    return device;
+  }
+
+  /** A message for `device` in `channelId`, as the bridge records and announces it. */
+  async message(device: Device, channelId: number, isDm = false, options: { signal?: boolean } = {}): Promise<void> {
+    const messageId = this.nextMessage++;
+    const created = await this.db.pool.maybeOneFirst(sql.type(z.object({ created: z.boolean() }))`
+      INSERT INTO push_pending (registration_id, channel_id, message_count, first_message_id, first_at, last_message_id, is_dm)
+      SELECT id, ${channelId}, 1, ${messageId}, now(), ${messageId}, ${isDm}
+      FROM push_registrations WHERE user_id = ${device.userId} AND device_id = ${device.deviceId}
+      ON CONFLICT (registration_id, channel_id) DO UPDATE
+        SET message_count = push_pending.message_count + 1, last_message_id = excluded.last_message_id, last_at = now()
+      RETURNING (xmax = 0) AS created`);
+    if (created === true && options.signal !== false) await announcePending(this.client, this.taskQueue, device, 'unifiedpush');
+  }
+
+  /** The device drains, as `POST /api/push/drain` does; `signal: false` loses the signal. */
+  async drain(device: Device, options: { signal?: boolean } = {}): Promise<number> {
+    const drained = await this.db.pool.transaction(async (tx) => {
+      const rows = await tx.any(sql.unsafe`
+        DELETE FROM push_pending p USING push_registrations r
+        WHERE p.registration_id = r.id AND r.user_id = ${device.userId} AND r.device_id = ${device.deviceId}
+        RETURNING p.channel_id`);
+      await tx.query(sql.unsafe`
+        UPDATE push_registrations SET wake_outstanding = false WHERE user_id = ${device.userId} AND device_id = ${device.deviceId}`);
+      return rows.length;
+    });
+    if (options.signal !== false) await announceDrained(this.client, device);
+    return drained;
+  }
+
+  /** Deletes the registration, as `DELETE /api/push/registration` does. */
+  async unregister(device: Device): Promise<void> {
+    await this.db.pool.query(sql.unsafe`DELETE FROM push_registrations WHERE user_id = ${device.userId} AND device_id = ${device.deviceId}`);
+    await announceDeleted(this.client, device);
+  }
+
+  wakes(device: Device): DistributorMessage[] {
+    return this.distributor.received.filter((m) => m.endpoint === device.endpoint);
+  }
+
+  /** Waits (in real time, the workflow clock stands still) until `device` has had `count` wakes. */
+  async untilWakes(device: Device, count: number): Promise<DistributorMessage[]> {
+    await waitFor(`${count} wake(s) for ${device.deviceId}`, async () => this.wakes(device).length >= count, 20_000);
+    return this.wakes(device);
+  }
+
+  /** Lets workflow time pass; returns once the workflows have caught up with it. */
+  async skip(ms: number): Promise<void> {
+    await this.env.sleep(ms);
+  }
+
+  handle(device: Device) {
+    return this.client.workflow.getHandle(registrationWorkflowId(device.userId, device.deviceId));
+  }
+
+  async state(device: Device): Promise<RegistrationStateView> {
+    return this.handle(device).query(stateQuery);
+  }
+
+  /** Waits until the workflow's own view satisfies `predicate` (settles activities in flight). */
+  async until(device: Device, what: string, predicate: (state: RegistrationStateView) => boolean): Promise<RegistrationStateView> {
+    return waitFor(what, async () => {
+      const state = await this.state(device);
+      return predicate(state) ? state : undefined;
+    }, 20_000);
+  }
+
+  async row(device: Device) {
+    return this.db.pool.maybeOne(sql.type(z.object({ id: z.string(), wake_outstanding: z.boolean(), last_woken_at: z.date().nullable(), failures: z.number() }))`
+      SELECT id, wake_outstanding, last_woken_at, failures FROM push_registrations WHERE user_id = ${device.userId} AND device_id = ${device.deviceId}`);
+  }
+}
+
+let runtimeInstalled = false;
+/** The SDK logs every retried activity failure at WARN; the tests provoke hundreds on purpose. */
+function quietSdkLogs(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+}

@@ -1,0 +1,285 @@
+/**
+ * The registration workflow's rules (design §4), one test per rule, on the time-skipping test
+ * server with the real claim SQL on PostgreSQL and real wakes to a fake distributor.
+ */
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { minIntervalMs, rewakeAfterMs, WorkflowHarness } from '../support/workflow-harness.js';
+
+let h: WorkflowHarness;
+beforeAll(async () => {
+  h = await WorkflowHarness.start('registration');
+});
+afterAll(async () => {
+  await h?.close();
+});
+beforeEach(async () => {
+  await h.resetDistributor();
+});
+
+/** The gap between two wakes: at least `ms`, and no more than the time to run a timer's work. */
+function expectGap(gap: number, ms: number): void {
+  expect(gap).toBeGreaterThanOrEqual(ms);
+  expect(gap).toBeLessThan(ms + 1_000);
+}
+
+const lastWake = async (device: Parameters<WorkflowHarness['state']>[0]) => Date.parse((await h.state(device)).lastWakeAt ?? 'NaN');
+
+describe('registration workflow', () => {
+  it('wakes once for a server-channel message at normal priority, with the constant wake', async () => {
+    const device = await h.registerDevice();
+    await h.message(device, 10);
+    const [wake] = await h.untilWakes(device, 1);
+    expect(wake).toMatchObject({ urgency: 'normal', ttl: '3600', topic: 'wake', contentEncoding: 'aes128gcm', plaintext: '{"v":"1","t":"wake"}', problems: [] });
+    expect(await h.row(device)).toMatchObject({ wake_outstanding: true, failures: 0 });
+  });
+
+  it('wakes at high priority when a DM is pending', async () => {
+    const device = await h.registerDevice();
+    await h.message(device, 10);
+    await h.message(device, 20, true);
+    const wakes = await h.untilWakes(device, 1);
+    // The first message may have been claimed alone (normal); then the DM rides the next one.
+    const dmWake = wakes.length === 1 && wakes[0]!.urgency === 'high' ? wakes[0] : undefined;
+    if (dmWake === undefined) {
+      await h.drain(device);
+      await h.message(device, 20, true);
+      await h.skip(minIntervalMs);
+      expect((await h.untilWakes(device, 2))[1]).toMatchObject({ urgency: 'high' });
+    } else {
+      expect(dmWake.urgency).toBe('high');
+    }
+  });
+
+  it('keeps at least the minimum interval between wakes, even after a drain', async () => {
+    const device = await h.registerDevice();
+    await h.message(device, 10);
+    await h.untilWakes(device, 1);
+    const first = await lastWake(device);
+    await h.drain(device);
+    await h.message(device, 10);
+    await h.until(device, 'the drain and the new message seen', (s) => !s.outstanding && s.nextTimer?.reason === 'interval');
+    await h.skip(minIntervalMs - 2_000);
+    expect(h.wakes(device)).toHaveLength(1);
+    await h.skip(2_000);
+    await h.untilWakes(device, 2);
+    expectGap((await lastWake(device)) - first, minIntervalMs);
+  });
+
+  it('wakes a message that arrives inside the interval when the interval ends', async () => {
+    const device = await h.registerDevice();
+    await h.message(device, 10);
+    await h.untilWakes(device, 1);
+    const first = await lastWake(device);
+    await h.drain(device);
+    await h.skip(5_000);
+    await h.message(device, 30, true);
+    await h.until(device, 'the interval timer armed', (s) => s.nextTimer?.reason === 'interval');
+    await h.skip(minIntervalMs);
+    const wakes = await h.untilWakes(device, 2);
+    expect(wakes[1]!.urgency).toBe('high');
+    expectGap((await lastWake(device)) - first, minIntervalMs);
+  });
+
+  it('re-wakes after 15 minutes only while undrained and pending, and never after a drain', async () => {
+    const device = await h.registerDevice();
+    await h.message(device, 10);
+    await h.untilWakes(device, 1);
+    const first = await lastWake(device);
+    expect((await h.state(device)).nextTimer).toMatchObject({ reason: 'rewake', at: new Date(first + rewakeAfterMs).toISOString() });
+    await h.skip(rewakeAfterMs - 1_000);
+    expect(h.wakes(device)).toHaveLength(1);
+    await h.skip(1_000);
+    await h.untilWakes(device, 2);
+    expectGap((await lastWake(device)) - first, rewakeAfterMs);
+    await h.drain(device);
+    await h.until(device, 'idle after the drain', (s) => !s.outstanding);
+    await h.skip(3 * rewakeAfterMs);
+    expect(h.wakes(device)).toHaveLength(2);
+  });
+
+  it('holds no timer at all when idle: nothing pending, nothing outstanding', async () => {
+    const device = await h.registerDevice();
+    await h.message(device, 10);
+    await h.untilWakes(device, 1);
+    await h.drain(device);
+    const idle = await h.until(device, 'idle', (s) => !s.outstanding && s.nextTimer === null);
+    expect(idle.checkRequested).toBe(false);
+    await h.skip(24 * 3_600_000);
+    expect(h.wakes(device)).toHaveLength(1);
+    expect((await h.state(device)).nextTimer).toBeNull();
+  });
+
+  it('gives an hour of continuous traffic with instant drains between 239 and 240 wakes', async () => {
+    const device = await h.registerDevice();
+    const stepMs = 5_000; // one message every 5 s: busier than one per 15 s
+    await h.message(device, 10);
+    await h.untilWakes(device, 1);
+    const start = await lastWake(device);
+    const wakeTimes = [start];
+    for (let elapsed = 0; elapsed < 3_600_000; elapsed += stepMs) {
+      if (h.wakes(device).length > wakeTimes.length) wakeTimes.push(await lastWake(device));
+      // The phone drains each wake as soon as it sees it; messages keep coming.
+      if (h.wakes(device).length === wakeTimes.length) await h.drain(device);
+      await h.message(device, 10 + ((elapsed / stepMs) % 3), elapsed % 60_000 === 0);
+      await h.skip(stepMs);
+      await h.until(device, 'settled', () => true);
+    }
+    const inTheHour = wakeTimes.filter((t) => t < start + 3_600_000);
+    expect(inTheHour.length).toBeGreaterThanOrEqual(239);
+    expect(inTheHour.length).toBeLessThanOrEqual(240);
+    // Never two wakes closer than the minimum interval.
+    for (let i = 1; i < wakeTimes.length; i++) expect(wakeTimes[i]! - wakeTimes[i - 1]!).toBeGreaterThanOrEqual(minIntervalMs);
+  }, 600_000);
+});
+
+describe('signal orderings around a drain (PostgreSQL is the truth, signals are hints)', () => {
+  it('pending before drained: the new message is woken when the interval ends', async () => {
+    const device = await h.registerDevice();
+    await h.message(device, 10);
+    await h.untilWakes(device, 1);
+    // The drain commits, a new message arrives and its `pending` signal overtakes `drained`.
+    await h.drain(device, { signal: false });
+    await h.message(device, 11);
+    await h.until(device, 'pending seen while outstanding', (s) => s.outstanding && s.checkRequested);
+    await h.drain(device, { signal: true }); // the late `drained` (its drain finds the new row too)
+    await h.message(device, 12);
+    await h.skip(minIntervalMs);
+    await h.untilWakes(device, 2);
+  });
+
+  it('duplicate signals cause one wake', async () => {
+    const device = await h.registerDevice();
+    await h.message(device, 10);
+    await Promise.all([1, 2, 3].map(() => h.handle(device).signal('pending')));
+    await h.untilWakes(device, 1);
+    await h.skip(minIntervalMs * 2);
+    await h.drain(device);
+    await h.drain(device);
+    await h.skip(rewakeAfterMs * 2);
+    expect(h.wakes(device)).toHaveLength(1);
+  });
+
+  it('a drained signal that never arrives heals at the next timer', async () => {
+    const device = await h.registerDevice();
+    await h.message(device, 10);
+    await h.untilWakes(device, 1);
+    const first = await lastWake(device);
+    await h.drain(device, { signal: false });
+    await h.message(device, 11);
+    // The workflow still believes the wake outstanding: it waits for the re-wake timer…
+    await h.until(device, 'waiting for the re-wake', (s) => s.outstanding && s.nextTimer?.reason === 'rewake');
+    await h.skip(rewakeAfterMs);
+    // …where PostgreSQL says drained and pending: the message is woken, not lost.
+    await h.untilWakes(device, 2);
+    expectGap((await lastWake(device)) - first, rewakeAfterMs);
+  });
+
+  it('a message whose pending signal was lost is woken by the next signal of any kind', async () => {
+    const device = await h.registerDevice();
+    await h.message(device, 10, false, { signal: false });
+    await h.skip(minIntervalMs);
+    await h.message(device, 11);
+    await h.untilWakes(device, 1);
+  });
+});
+
+describe('lifecycle', () => {
+  it('continues as new with its state, losing no signal sent meanwhile', async () => {
+    const device = await h.registerDevice();
+    const handle = h.handle(device);
+    const firstRun = (await handle.describe()).runId;
+    // Restart this device's workflow with a small continue-as-new threshold.
+    await handle.terminate('test: restart with continueAsNewAfterWakes = 2');
+    await h.client.workflow.start('registrationWorkflow', {
+      taskQueue: h.taskQueue,
+      workflowId: handle.workflowId,
+      args: [{ userId: device.userId, deviceId: device.deviceId, transport: 'unifiedpush', continueAsNewAfterWakes: 2 }],
+    });
+    for (let i = 0; i < 3; i++) {
+      await h.message(device, 10 + i);
+      await h.untilWakes(device, i + 1);
+      await h.drain(device);
+      await h.message(device, 20 + i); // in flight while the run continues as new
+      await h.skip(minIntervalMs);
+    }
+    await h.untilWakes(device, 4);
+    const description = await h.handle(device).describe();
+    expect(description.runId).not.toBe(firstRun);
+    expect(description.status.name).toBe('RUNNING');
+    // The carried state still enforces the interval and the outstanding wake.
+    expect(await h.state(device)).toMatchObject({ outstanding: true, nextTimer: { reason: 'rewake' } });
+  });
+
+  it('keeps its timers when the worker is replaced mid-cycle', async () => {
+    const device = await h.registerDevice();
+    await h.message(device, 10);
+    await h.untilWakes(device, 1);
+    await h.stopWorker();
+    await h.startWorker();
+    await h.skip(rewakeAfterMs);
+    await h.untilWakes(device, 2);
+  });
+
+  it('ends, deleting the registration, when the endpoint is dead (410)', async () => {
+    const device = await h.registerDevice();
+    h.distributor.script({ status: 410 });
+    await h.message(device, 10);
+    expect(await h.handle(device).result()).toMatchObject({ ended: 'registration-deleted' });
+    expect(await h.row(device)).toBeNull();
+  });
+
+  it('ends, deleting the registration, after ten consecutive transient failures', async () => {
+    const device = await h.registerDevice();
+    h.distributor.script(...Array.from({ length: 10 }, () => ({ status: 503 })));
+    await h.message(device, 10);
+    expect(await h.handle(device).result()).toMatchObject({ ended: 'registration-deleted' });
+    expect(await h.row(device)).toBeNull();
+    expect(h.wakes(device)).toHaveLength(10);
+  });
+
+  it('retries a transient failure, honouring Retry-After, and resets the count on success', async () => {
+    const device = await h.registerDevice();
+    h.distributor.script({ status: 429, headers: { 'retry-after': '120' } }, { status: 500 });
+    await h.message(device, 10);
+    await h.untilWakes(device, 1);
+    await h.skip(119_000);
+    expect(h.wakes(device)).toHaveLength(1);
+    await h.skip(1_000);
+    await h.untilWakes(device, 2);
+    expect((await h.row(device))?.failures).toBe(2);
+    await h.skip(60_000);
+    await h.untilWakes(device, 3);
+    await h.until(device, 'delivered', () => true);
+    await waitForFailures(device, 0);
+  });
+
+  it('ends when its registration is deleted, and a later registration starts a new one', async () => {
+    const device = await h.registerDevice();
+    await h.unregister(device);
+    expect(await h.handle(device).result()).toMatchObject({ ended: 'registration-deleted' });
+    const again = await h.registerDevice();
+    expect((await h.handle(again).describe()).status.name).toBe('RUNNING');
+  });
+
+  it('survives a delete followed at once by a new registration of the same device', async () => {
+    const device = await h.registerDevice();
+    await h.unregister(device);
+    await h.db.pool.query(
+      (await import('slonik')).sql.unsafe`
+        INSERT INTO push_registrations (user_id, device_id, transport, token) VALUES (${device.userId}, ${device.deviceId}, 'unifiedpush', ${device.endpoint})`,
+    );
+    const { announceRegistration } = await import('../../temporal/registrations.js');
+    await announceRegistration(h.client, h.taskQueue, device, 'unifiedpush').catch((error: unknown) => {
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    });
+    await h.message(device, 10);
+    await h.untilWakes(device, 1);
+    expect((await h.handle(device).describe()).status.name).toBe('RUNNING');
+  });
+});
+
+async function waitForFailures(device: Parameters<WorkflowHarness['row']>[0], failures: number): Promise<void> {
+  const { waitFor } = await import('../../src/dev/daemons.js');
+  await waitFor(`failures = ${failures}`, async () => (await h.row(device))?.failures === failures, 20_000);
+}
