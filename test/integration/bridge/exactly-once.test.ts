@@ -4,7 +4,7 @@
  */
 import { Client } from '@temporalio/client';
 import { sql } from 'slonik';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { EventBridge } from '../../../src/bridge/event-bridge.js';
 import { VIEW_CHANNEL } from '../../../src/permissions/flags.js';
@@ -35,7 +35,7 @@ afterAll(async () => {
 });
 
 const running: EventBridge[] = [];
-beforeEach(() => async () => {
+afterEach(async () => {
   for (const replica of running.splice(0)) await replica.stop();
 });
 
@@ -45,7 +45,7 @@ async function replica(options: Parameters<BridgeHarness['startReplica']>[1] = {
   return started;
 }
 
-async function events(channelId: string, count: number): Promise<MessageEventBody[]> {
+function events(channelId: string, count: number): MessageEventBody[] {
   return Array.from({ length: count }, () => messageEvent(channelId, author, nextId()));
 }
 
@@ -59,7 +59,7 @@ const ledgerSize = async (ids: readonly string[]) =>
 describe('exactly once', () => {
   it('events published while the bridge is stopped are processed when it returns, each counted once', async () => {
     const channel = await host.channel(server);
-    const batch = await events(channel, 60);
+    const batch = events(channel, 60);
     const first = await replica({ maxInFlight: 4 });
     for (const event of batch.slice(0, 30)) await h.publish(event);
     await until('the first events to be recorded', async () => ((await readerRow(channel))?.message_count ?? 0) > 0);
@@ -75,7 +75,7 @@ describe('exactly once', () => {
 
   it('the same event published twice is counted once', async () => {
     const channel = await host.channel(server);
-    const [event] = await events(channel, 1);
+    const [event] = events(channel, 1);
     const duplicatesBefore = await outcomeCount('duplicate');
     await replica();
     await h.publish(event!);
@@ -86,7 +86,7 @@ describe('exactly once', () => {
 
   it('two replicas on one consumer, every event published twice: each counted once, first and last exact', async () => {
     const channels = [await host.channel(server), await host.channel(server), await host.channel(server)];
-    const perChannel = await Promise.all(channels.map((c) => events(c, 40)));
+    const perChannel = channels.map((c) => events(c, 40));
     await replica({ maxInFlight: 8 });
     await replica({ maxInFlight: 8 });
     // Interleave channels and copies so both replicas handle copies of one event at once.
@@ -111,7 +111,7 @@ describe('exactly once', () => {
     await host.member(server, newcomer);
     const device = await host.registration(newcomer);
     const row = async () => (await pendingRows(db.pool, channel)).find((r) => r.registration_id === device.id);
-    const [event] = await events(channel, 1);
+    const [event] = events(channel, 1);
     const failedBefore = await outcomeCount('failed');
     // Temporal refuses every signal to a namespace that does not exist.
     const broken = new Client({ connection: h.temporal.connection, namespace: `no-such-namespace-${nextId()}` });
