@@ -103,7 +103,7 @@ export function createFcmStandIn(options: FakeFcmOptions): FcmStandIn {
       return answerWith(response, refusal.answer);
     }
     const data = (wake as { data: Wake }).data;
-    const answer = scripted.shift() ?? accept(data, inbox, options, received.length + 1);
+    const answer = scripted.shift() ?? accept(data, request.body.length, inbox, options, received.length + 1);
     record('hang' in answer ? undefined : answer.status);
     answerWith(response, answer);
   };
@@ -118,10 +118,10 @@ export async function startFakeFcm(options: FakeFcmOptions): Promise<FakeFcm> {
 }
 
 /** A wake Google would take: UNREGISTERED for an unknown token (when asked), else into the phone's inbox. */
-function accept(wake: Wake, inbox: FcmInbox, options: FakeFcmOptions, sequence: number): FcmAnswer {
+function accept(wake: Wake, bytes: number, inbox: FcmInbox, options: FakeFcmOptions, sequence: number): FcmAnswer {
   const { token, android, data } = wake.message;
   if (options.knownTokensOnly === true && !inbox.isKnown(token)) return fcmError('UNREGISTERED', { message: 'Requested entity was not found.' });
-  inbox.deliver(token, { priority: android.priority, collapse_key: android.collapse_key, ttl: android.ttl, data, request_bytes: Buffer.byteLength(JSON.stringify(wake)) });
+  inbox.deliver(token, { priority: android.priority, collapse_key: android.collapse_key, ttl: android.ttl, data, request_bytes: bytes });
   return { status: 200, body: { name: `projects/${options.projectId}/messages/${sequence}` } };
 }
 

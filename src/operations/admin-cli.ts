@@ -1,0 +1,88 @@
+/**
+ * `push-admin`: the operator's view of an instance, from the service's own configuration
+ * (DATABASE_URL, TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_UI_URL):
+ *
+ *   push-admin device <user_id> <device_id>   registration (no secrets), pending rows, sessions, workflow state, Web UI link
+ *   push-admin count                          registrations by transport, pending rows
+ *   push-admin prune <user_id> <device_id>    delete one registration as DELETE /api/push/registration does
+ *
+ * `--json` prints one JSON document instead of text.
+ */
+import { parseArgs } from 'node:util';
+import type { Config } from '../config/index.js';
+import { createDatabasePool } from '../db/pool.js';
+import { createTemporalClient } from '../../temporal/client.js';
+import { inspectDevice } from './device-report.js';
+import { formatCounts, formatDeviceReport, formatPrune } from './format.js';
+import { pruneRegistration } from './prune-registration.js';
+import { countRegistrations } from './registration-counts.js';
+
+export const adminUsage = `usage: push-admin device <user_id> <device_id> [--json]
+       push-admin count [--json]
+       push-admin prune <user_id> <device_id> [--json]
+
+Reads DATABASE_URL, TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and TEMPORAL_UI_URL (optional,
+for Web UI links) like the services do. Never prints a push token, endpoint or key.`;
+
+export type AdminCommand =
+  | { readonly command: 'device' | 'prune'; readonly userId: string; readonly deviceId: string; readonly json: boolean }
+  | { readonly command: 'count'; readonly json: boolean }
+  | { readonly command: 'help' };
+
+export class AdminUsageError extends Error {
+  override readonly name = 'AdminUsageError';
+}
+
+export function parseAdminArgs(args: readonly string[]): AdminCommand {
+  let parsed: { values: { json?: boolean; help?: boolean }; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: [...args], allowPositionals: true, options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
+  } catch (error) {
+    throw new AdminUsageError(error instanceof Error ? error.message : String(error));
+  }
+  const [command, ...rest] = parsed.positionals;
+  const json = parsed.values.json === true;
+  if (parsed.values.help === true || command === undefined || command === 'help') return { command: 'help' };
+  if (command === 'count' && rest.length === 0) return { command, json };
+  if ((command === 'device' || command === 'prune') && rest.length === 2) {
+    const [userId, deviceId] = rest as [string, string];
+    if (!/^[1-9]\d{0,18}$/.test(userId)) throw new AdminUsageError(`user_id must be a decimal id (got "${userId}")`);
+    if (deviceId === '') throw new AdminUsageError('device_id must not be empty');
+    return { command, userId, deviceId, json };
+  }
+  throw new AdminUsageError(`unknown or incomplete command: ${parsed.positionals.join(' ')}`);
+}
+
+/**
+ * Runs one command; returns the process exit code: 0, or 4 when the device has no
+ * registration. The configuration is loaded only when a command needs it (`help` does not).
+ */
+export async function runAdmin(command: AdminCommand, loadConfig: () => Config, out: (line: string) => void): Promise<number> {
+  if (command.command === 'help') {
+    out(adminUsage);
+    return 0;
+  }
+  const config = loadConfig();
+  const pool = await createDatabasePool(config.databaseUrl, { maximumPoolSize: 2, statementTimeoutMs: 10_000 });
+  const temporal = createTemporalClient(config.temporal);
+  try {
+    const print = (value: unknown, lines: string[]) => (command.json ? out(JSON.stringify(value, null, 2)) : lines.forEach((line) => out(line)));
+    if (command.command === 'count') {
+      const counts = await countRegistrations(pool);
+      print(counts, formatCounts(counts));
+      return 0;
+    }
+    if (command.command === 'device') {
+      const deps = { pool, temporal: temporal.client, namespace: config.temporal.namespace, uiUrl: config.temporal.uiUrl };
+      const report = await inspectDevice(deps, command.userId, command.deviceId);
+      print(report, formatDeviceReport(report));
+      return report.registration === null ? 4 : 0;
+    }
+    const result = await pruneRegistration(pool, temporal.client, command.userId, command.deviceId);
+    print(result, formatPrune(command.userId, command.deviceId, result));
+    return result.deleted ? 0 : 4;
+  } finally {
+    await temporal.close();
+    await pool.end();
+  }
+}

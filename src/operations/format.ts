@@ -1,0 +1,50 @@
+/** Human output of the operator CLI. Nothing here can print a secret: the reports hold none. */
+import type { DeviceReport } from './device-report.js';
+import type { PruneResult } from './prune-registration.js';
+import type { RegistrationCounts } from './registration-counts.js';
+
+const time = (d: Date | null | undefined) => (d === null || d === undefined ? 'never' : d.toISOString());
+
+export function formatDeviceReport(report: DeviceReport): string[] {
+  const lines = [`device ${report.deviceId} of user ${report.userId}`];
+  const r = report.registration;
+  if (r === null) lines.push('  registration   none');
+  else {
+    lines.push(
+      `  registration   #${r.id}, ${r.transport}${r.transport === 'unifiedpush' ? (r.encrypted ? ', RFC 8291 keys (encrypted wakes)' : ', no keys (clear wakes)') : ''}`,
+      `  created        ${time(r.created_at)}   updated ${time(r.updated_at)}`,
+      `  wake           ${r.wake_outstanding ? 'outstanding (sent, not yet drained)' : 'none outstanding'}; last woken ${time(r.last_woken_at)}`,
+      `  failures       ${r.failures} consecutive transient${r.failures > 0 ? ' (10 prune the registration)' : ''}`,
+    );
+  }
+  lines.push(`  sessions       ${report.liveSessions} live${report.liveSessions === 0 && r !== null ? ' — no live session: maintenance prunes this registration' : ''}`);
+  lines.push(`  pending        ${report.pending.length === 0 ? 'nothing' : `${report.pending.length} channel(s)`}`);
+  for (const p of report.pending) {
+    lines.push(`    ${p.is_dm ? 'DM     ' : 'channel'} ${p.channel_id}: ${p.message_count} message(s) since ${time(p.first_at)}, last written ${time(p.last_at)}`);
+  }
+  const w = report.workflow;
+  lines.push(`  workflow       ${w.workflowId}: ${w.status}${w.startTime === undefined ? '' : ` since ${time(w.startTime)}`}`);
+  if (w.state !== undefined) {
+    const s = w.state;
+    const next = s.nextTimer === null ? 'no timer' : `next check ${s.nextTimer.at} (${s.nextTimer.reason})`;
+    lines.push(`  state          ${s.transport}; outstanding ${s.outstanding}; last wake ${s.lastWakeAt ?? 'never'}; ${next}; ${s.wakesThisRun} wake(s) this run`);
+  } else if (w.stateError !== undefined) lines.push(`  state          unavailable: ${w.stateError}`);
+  if (w.webUiUrl !== undefined) lines.push(`  Web UI         ${w.webUiUrl}`);
+  return lines;
+}
+
+export function formatCounts(counts: RegistrationCounts): string[] {
+  const header = 'transport     registrations  encrypted  wake-outstanding  with-pending  failing';
+  const rows = counts.byTransport.map(
+    (c) =>
+      `${c.transport.padEnd(12)}  ${String(c.registrations).padStart(13)}  ${String(c.encrypted).padStart(9)}  ${String(c.wake_outstanding).padStart(16)}  ${String(c.with_pending).padStart(12)}  ${String(c.failing).padStart(7)}`,
+  );
+  const total = counts.byTransport.reduce((sum, c) => sum + c.registrations, 0);
+  return [header, ...(rows.length === 0 ? ['(no registrations)'] : rows), `total ${total} registration(s); ${counts.pendingRows} pending row(s)`];
+}
+
+export function formatPrune(userId: string, deviceId: string, result: PruneResult): string[] {
+  const what = result.deleted ? `deleted the ${result.transport} registration of device ${deviceId} of user ${userId} (its pending rows with it)` : `device ${deviceId} of user ${userId} had no registration`;
+  const workflow = result.workflowTold ? 'its workflow was told to end' : `its workflow could not be told (${result.workflowError}); maintenance ends it later`;
+  return [what, workflow];
+}

@@ -1,0 +1,34 @@
+/**
+ * A simulated phone: registers with an instance the way the app does, receives its wakes,
+ * and drains — the server-facing half of design §8. What to show is decided by the caller
+ * (notification.ts), from messages the phone would fetch and decrypt itself.
+ */
+import { deviceApi, type DeviceApi, type DrainItem, type RegistrationJson } from './api-client.js';
+import type { ReceivedWake, WakeSource } from './wake-source.js';
+
+export interface SimulatedPhone {
+  readonly api: DeviceApi;
+  readonly source: WakeSource;
+  /** `PUT /api/push/registration` with this phone's transport, token or endpoint, and keys. */
+  register(): Promise<RegistrationJson>;
+  /** The next wake; rejects with WakeTimeoutError after `timeoutMs`. */
+  nextWake(timeoutMs: number, signal?: AbortSignal): Promise<ReceivedWake>;
+  /** `POST /api/push/drain`: what is waiting, per channel. */
+  drain(): Promise<DrainItem[]>;
+  /** `DELETE /api/push/registration`, as the app does on logout. */
+  unregister(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function simulatedPhone(options: { readonly apiUrl: string; readonly jwt: string; readonly source: WakeSource }): SimulatedPhone {
+  const api = deviceApi(options.apiUrl, options.jwt);
+  return {
+    api,
+    source: options.source,
+    register: () => api.register(options.source.registration),
+    nextWake: (timeoutMs, signal) => options.source.next(timeoutMs, signal),
+    drain: () => api.drain(),
+    unregister: () => api.unregister(),
+    close: () => options.source.close(),
+  };
+}
