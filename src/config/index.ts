@@ -9,7 +9,7 @@
 import { createECDH, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
 
-export type Role = 'api' | 'worker' | 'bridge' | 'migrate' | 'all';
+export type Role = 'api' | 'worker' | 'bridge' | 'migrate' | 'admin' | 'all';
 
 export class ConfigError extends Error {
   constructor(
@@ -36,10 +36,18 @@ export interface FcmCredentials {
 export interface Config {
   readonly databaseUrl: string;
   readonly natsServers: readonly string[];
-  readonly temporal: { readonly address: string; readonly namespace: string; readonly taskQueue: string };
+  readonly temporal: {
+    readonly address: string;
+    readonly namespace: string;
+    readonly taskQueue: string;
+    /** The Temporal Web UI, for links printed by the operator tools; optional. */
+    readonly uiUrl: string | undefined;
+  };
   readonly http: { readonly host: string; readonly port: number };
   readonly workerMetricsPort: number;
   readonly bridgeMetricsPort: number;
+  /** The Temporal SDK's own Prometheus endpoint on the worker (0: off). */
+  readonly workerSdkMetricsPort: number;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly jwt: {
     readonly key: JwtKey | undefined;
@@ -87,10 +95,12 @@ export function loadConfig(role: Role, env: Env = process.env): Config {
       address: hostPort(read, 'TEMPORAL_ADDRESS', '127.0.0.1:7233'),
       namespace: identifier(read, 'TEMPORAL_NAMESPACE', 'default'),
       taskQueue: identifier(read, 'TEMPORAL_TASK_QUEUE', 'push-wakes'),
+      uiUrl: optionalHttpUrl(read, 'TEMPORAL_UI_URL'),
     },
     http: { host: hostName(read, 'HOST', '127.0.0.1'), port: integer(read, 'PORT', 8080, 0, 65_535) },
     workerMetricsPort: integer(read, 'WORKER_METRICS_PORT', 9464, 0, 65_535),
     bridgeMetricsPort: integer(read, 'BRIDGE_METRICS_PORT', 9465, 0, 65_535),
+    workerSdkMetricsPort: integer(read, 'WORKER_SDK_METRICS_PORT', 9466, 0, 65_535),
     logLevel: oneOf(read, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     jwt: { key: jwtKey, issuer: read('JWT_ISSUER'), audience: read('JWT_AUDIENCE') },
     fcm: readFcm(read),
@@ -135,6 +145,14 @@ function hostPort(read: Read, name: string, fallback: string): string {
     throw new ConfigError(name, `must be host:port (got "${value}")`);
   }
   return value;
+}
+
+function optionalHttpUrl(read: Read, name: string): string | undefined {
+  const value = read(name);
+  if (value === undefined) return undefined;
+  const url = tryUrl(value);
+  if (url === undefined || !['http:', 'https:'].includes(url.protocol)) throw new ConfigError(name, 'must be an http(s) URL');
+  return value.replace(/\/+$/, '');
 }
 
 function hostName(read: Read, name: string, fallback: string): string {
