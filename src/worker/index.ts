@@ -12,6 +12,8 @@ import { createWorker } from '../../temporal/worker.js';
 import type { Config } from '../config/index.js';
 import { createDatabasePool } from '../db/pool.js';
 import type { Logger } from '../log.js';
+import { attachDatabaseGauges } from '../operations/metrics-collectors.js';
+import { installSdkMetrics } from '../operations/sdk-metrics.js';
 import { startOpsServer } from '../ops-server.js';
 import { createTransports } from '../transports/index.js';
 
@@ -21,7 +23,9 @@ export interface RunningWorker {
 }
 
 export async function startWorker(config: Config, log: Logger): Promise<RunningWorker> {
+  const sdkMetrics = installSdkMetrics(config); // before the first connection: Core's runtime is process-wide
   const pool = await createDatabasePool(config.databaseUrl);
+  const detachGauges = attachDatabaseGauges(pool);
   const transports = createTransports(config, log);
   const temporal = createTemporalClient(config.temporal);
   const connection = await NativeConnection.connect({ address: config.temporal.address });
@@ -41,7 +45,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
       if (worker.getState() !== 'RUNNING') throw new Error(`worker is ${worker.getState()}`);
     },
   });
-  log.info({ taskQueue, opsPort: ops.port }, 'worker running');
+  log.info({ taskQueue, opsPort: ops.port, sdkMetrics }, 'worker running');
   return {
     opsPort: ops.port,
     async stop() {
@@ -52,6 +56,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
       await temporal.close();
       await transports.close();
       await ops.close();
+      detachGauges();
       await pool.end();
       log.info('worker stopped');
     },

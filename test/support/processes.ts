@@ -21,6 +21,8 @@ export function serviceEnv(databaseUrl: string, extra: Record<string, string> = 
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     JWT_SECRET: 'integration-test-secret-0123456789abcdef',
     LOG_LEVEL: 'info',
+    // The SDK's metrics port is fixed by default (9466); tests that want it pass a free one.
+    WORKER_SDK_METRICS_PORT: '0',
     ...extra,
   };
 }
