@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /** `push-admin …`: inspect a device, count registrations, prune one (see src/operations/admin-cli.ts). */
 import { ConfigError, loadConfig } from '../config/index.js';
 import { adminUsage, AdminUsageError, parseAdminArgs, runAdmin } from '../operations/admin-cli.js';

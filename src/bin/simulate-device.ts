@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /** `simulate-device …`: a simulated Android device against any instance (see src/simulator/run.ts). */
 import { simulatorUsage, parseSimulatorArgs, UsageError } from '../simulator/cli-options.js';
 import { runSimulator } from '../simulator/run.js';

@@ -17,6 +17,10 @@ export interface DevStackConfig {
     readonly api: number;
     readonly workerMetrics: number;
     readonly bridgeMetrics: number;
+    /** The Temporal SDK's Prometheus endpoint on the worker. */
+    readonly workerSdkMetrics: number;
+    /** The local FCM stand-in (OAuth token endpoint, FCM HTTP v1, simulated phones' inbox). */
+    readonly fcm: number;
   };
   /** Explicit binary paths; otherwise `.tools/venv/bin`, then PATH. */
   readonly binaries: { readonly temporal?: string; readonly temporalTestServer?: string; readonly natsServer?: string; readonly pgBin?: string };
@@ -43,6 +47,8 @@ export function loadDevStackConfig(projectRoot: string, env: Env = process.env):
       api: port('DEV_API_PORT', 58080),
       workerMetrics: port('DEV_WORKER_METRICS_PORT', 59464),
       bridgeMetrics: port('DEV_BRIDGE_METRICS_PORT', 59465),
+      workerSdkMetrics: port('DEV_WORKER_SDK_METRICS_PORT', 59466),
+      fcm: port('DEV_FCM_PORT', 59467),
     },
     binaries: {
       temporal: env.TEMPORAL_BIN || undefined,

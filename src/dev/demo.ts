@@ -1,7 +1,58 @@
-/** The live demonstration `make dev` ends with (built out by the product-experience issue). */
+/**
+ * The live demonstration `make dev` ends with: the demo scenario (src/simulator/demo/) against
+ * the stack just started, then how to try things yourself. The demo's phones keep listening
+ * afterwards, so a message you publish to them shows up in this terminal too.
+ */
+import { Client, Connection } from '@temporalio/client';
+import { connect } from 'nats';
+import path from 'node:path';
+import { createDatabasePool } from '../db/pool.js';
+import { projectRoot } from '../paths.js';
+import { runDemoScenario, type DemoReport } from '../simulator/demo/scenario.js';
 import type { StackInfo } from './stack.js';
 
 export async function runDemo(info: StackInfo): Promise<void> {
-  const ready = await fetch(`${info.urls.api}/readyz`).then((r) => r.json() as Promise<unknown>);
-  process.stdout.write(`api readiness: ${JSON.stringify(ready)}\n`);
+  const write = (line: string) => process.stdout.write(`${line}\n`);
+  const pool = await createDatabasePool(info.env.DATABASE_URL!, { maximumPoolSize: 2 });
+  const nc = await connect({ servers: info.env.NATS_URL!, name: 'zippchat-demo' });
+  const connection = await Connection.connect({ address: info.env.TEMPORAL_ADDRESS! });
+  try {
+    const demo = await runDemoScenario({
+      apiUrl: info.urls.api,
+      pool,
+      temporal: new Client({ connection }),
+      namespace: info.env.TEMPORAL_NAMESPACE ?? 'default',
+      nc,
+      jwtSecret: info.env.JWT_SECRET!,
+      fcmStandInUrl: info.urls.fcmStandIn,
+      temporalUiUrl: info.urls.temporalUi || undefined,
+      write,
+    });
+    tryItYourself(info, demo.report).forEach(write);
+    // demo.stop() is left to the end of the process: the phones keep listening while the stack serves.
+  } catch (error) {
+    write(`\nThe demonstration failed: ${error instanceof Error ? error.message : String(error)}`);
+    write(`The stack keeps running; the logs below and in ${path.relative(projectRoot, path.join(info.dir, 'logs'))} say more.`);
+  } finally {
+    await nc.drain();
+    await connection.close();
+    await pool.end();
+  }
+}
+
+function tryItYourself(info: StackInfo, report: DemoReport): string[] {
+  const env = path.relative(projectRoot, path.join(info.dir, 'env'));
+  const secret = path.relative(projectRoot, path.join(info.dir, 'jwt-secret'));
+  const { users, dmChannelId, crewChannelId } = report.world;
+  return [
+    '',
+    'Try it yourself, in another terminal:',
+    `  . ${env}`,
+    `  npm run -s push-admin -- device ${users.bob} ${report.deviceIds.bob}        # bob's phone: registration (no secrets), pending, workflow state, Web UI link`,
+    '  npm run -s push-admin -- count                                         # registrations by transport',
+    `  npm run -s simulate-device -- --api "$API_URL" --jwt-secret-file ${secret} --user ${users.carol} --device my-phone`,
+    `  npm run -s demo-say -- --nats "$NATS_URL" --channel ${crewChannelId} --author ${users.alice} 'hello <@${users.carol}>'`,
+    `  (DM alice → bob: --channel ${dmChannelId}; --transport fcm --fcm-stand-in "$FCM_ENDPOINT" simulates an FCM phone)`,
+    '',
+  ];
 }

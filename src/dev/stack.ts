@@ -12,14 +12,27 @@ import { serviceMigrations } from '../db/migrations.js';
 import { projectRoot } from '../paths.js';
 import { logFile, startDaemon, stopDaemon, waitFor } from './daemons.js';
 import { ensureDatabase, startBackingServices, stopEverything } from './services.js';
+import { createServiceAccount, serviceAccountFromKeyFile } from './stand-ins/google-oauth.js';
 import { findBinaries } from './tools.js';
 
 const databaseName = 'zippchat';
 const apps = ['api', 'worker', 'bridge'] as const;
+/** The local FCM (Google OAuth + FCM HTTP v1 + simulated phones' inbox): see stand-ins/local-fcm.ts. */
+const fcmStandIn = 'fcm-stand-in';
+const fcmProjectId = 'zippchat-dev';
 
 export interface StackInfo {
   readonly env: Readonly<Record<string, string>>;
-  readonly urls: { readonly api: string; readonly temporalUi: string };
+  readonly urls: {
+    readonly api: string;
+    readonly temporalUi: string;
+    readonly fcmStandIn: string;
+    readonly workerMetrics: string;
+    readonly workerSdkMetrics: string;
+    readonly bridgeMetrics: string;
+  };
+  /** Where the stack keeps its files (`.dev` unless DEV_DIR says otherwise). */
+  readonly dir: string;
 }
 
 export async function up(config: DevStackConfig): Promise<StackInfo> {
@@ -33,6 +46,7 @@ export async function up(config: DevStackConfig): Promise<StackInfo> {
   await ensureDatabase(services.postgres.url('postgres'), databaseName);
   const databaseUrl = services.postgres.url(databaseName);
   await migrateUp(databaseUrl, serviceMigrations({ withHostStandIn: true }));
+  const fcm = await startFcmStandIn(config);
   const apiUrl = `http://127.0.0.1:${config.ports.api}`;
   const env: Record<string, string> = {
     API_URL: apiUrl,
@@ -46,7 +60,12 @@ export async function up(config: DevStackConfig): Promise<StackInfo> {
     PORT: String(config.ports.api),
     WORKER_METRICS_PORT: String(config.ports.workerMetrics),
     BRIDGE_METRICS_PORT: String(config.ports.bridgeMetrics),
+    WORKER_SDK_METRICS_PORT: String(config.ports.workerSdkMetrics),
     JWT_SECRET: devJwtSecret(config.dir),
+    // FCM against the local stand-in, with a service account generated once for this stack.
+    FCM_PROJECT_ID: fcmProjectId,
+    FCM_CREDENTIALS_JSON: fcm.credentialsJson,
+    FCM_ENDPOINT: fcm.url,
     // The demo's distributor and FCM stand-in listen on loopback over plain HTTP.
     PUSH_UP_ALLOW_PRIVATE: 'true',
     PUSH_UP_ALLOW_HTTP: 'true',
@@ -74,7 +93,39 @@ export async function up(config: DevStackConfig): Promise<StackInfo> {
   ] as const) {
     await waitFor(`${name} at ${url} (log: ${logFile(config.dir, name)})`, () => ready(url), 90_000);
   }
-  return { env, urls: { api: apiUrl, temporalUi: services.temporalUiUrl ?? '' } };
+  const local = (port: number) => `http://127.0.0.1:${port}`;
+  return {
+    env,
+    dir: config.dir,
+    urls: {
+      api: apiUrl,
+      temporalUi: services.temporalUiUrl ?? '',
+      fcmStandIn: fcm.url,
+      workerMetrics: local(config.ports.workerMetrics),
+      workerSdkMetrics: local(config.ports.workerSdkMetrics),
+      bridgeMetrics: local(config.ports.bridgeMetrics),
+    },
+  };
+}
+
+/**
+ * Starts the local FCM stand-in (kept running across `make up`: the registration tokens it
+ * minted live in its memory) and returns the FCM_CREDENTIALS_JSON that points at it.
+ */
+async function startFcmStandIn(config: DevStackConfig): Promise<{ url: string; credentialsJson: string }> {
+  const keyFile = path.join(config.dir, 'fcm-service-account.json');
+  if (!existsSync(keyFile)) writeFileSync(keyFile, createServiceAccount(fcmProjectId).keyFile(''), { mode: 0o600 });
+  const url = `http://127.0.0.1:${config.ports.fcm}`;
+  startDaemon(config.dir, {
+    name: fcmStandIn,
+    command: process.execPath,
+    args: [path.join(projectRoot, 'dist', 'src', 'dev', 'stand-ins', 'main.js'), '--port', String(config.ports.fcm), '--key-file', keyFile],
+    cwd: projectRoot,
+  });
+  const answers = async () => (await fetch(`${url}/_device/wakes`, { method: 'GET' }).catch(() => undefined))?.status === 405;
+  await waitFor(`the local FCM stand-in at ${url} (log: ${logFile(config.dir, fcmStandIn)})`, answers, 30_000);
+  const account = serviceAccountFromKeyFile(readFileSync(keyFile, 'utf8'));
+  return { url, credentialsJson: account.keyFile(`${url}/token`) };
 }
 
 export async function down(config: DevStackConfig): Promise<string[]> {
@@ -101,8 +152,10 @@ function printSummary(config: DevStackConfig, info: StackInfo): void {
       'zippchat-push is running',
       `  API              ${info.urls.api}   (health: /healthz, readiness: /readyz, metrics: /metrics)`,
       `  Temporal Web UI  ${info.urls.temporalUi}/namespaces/default/workflows`,
+      `  metrics          worker ${info.urls.workerMetrics}/metrics, Temporal SDK ${info.urls.workerSdkMetrics}/metrics, bridge ${info.urls.bridgeMetrics}/metrics`,
+      `  local FCM        ${info.urls.fcmStandIn}   (stand-in for Google OAuth + FCM HTTP v1; simulated phones fetch their wakes here)`,
       `  environment      . ${path.relative(projectRoot, path.join(config.dir, 'env'))}`,
-      `  logs             ${logs}/{api,worker,bridge,temporal,nats-server}.log`,
+      `  logs             ${logs}/{api,worker,bridge,${fcmStandIn},temporal,nats-server}.log`,
       '',
     ].join('\n') + '\n',
   );
@@ -110,10 +163,11 @@ function printSummary(config: DevStackConfig, info: StackInfo): void {
 
 /** Follows the app logs on stdout until the process is told to stop. */
 function followLogs(config: DevStackConfig): () => void {
+  const followed = [...apps, fcmStandIn];
   const offsets = new Map<string, number>();
-  for (const app of apps) offsets.set(app, existsSync(logFile(config.dir, app)) ? statSync(logFile(config.dir, app)).size : 0);
+  for (const app of followed) offsets.set(app, existsSync(logFile(config.dir, app)) ? statSync(logFile(config.dir, app)).size : 0);
   const timer = setInterval(() => {
-    for (const app of apps) {
+    for (const app of followed) {
       const file = logFile(config.dir, app);
       const size = existsSync(file) ? statSync(file).size : 0;
       const from = offsets.get(app) ?? 0;

@@ -12,6 +12,11 @@ export function installSdkMetrics(config: Config): string | undefined {
   if (config.workerSdkMetricsPort === 0) return undefined;
   const host = config.http.host.includes(':') ? `[${config.http.host}]` : config.http.host;
   const bindAddress = `${host}:${config.workerSdkMetricsPort}`;
-  Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress, countersTotalSuffix: true, useSecondsForDurations: true } } } });
+  Runtime.install({
+    telemetryOptions: { metrics: { prometheus: { bindAddress, countersTotalSuffix: true, useSecondsForDurations: true } } },
+    // The process's lifecycle (src/lifecycle.ts) owns SIGTERM/SIGINT and stops the worker
+    // itself; Core's own signal hooks would race it into shutting the worker down twice.
+    shutdownSignals: [],
+  });
   return bindAddress;
 }
