@@ -59,6 +59,8 @@ export interface DemoReport {
   readonly phones: Readonly<Record<'bob' | 'carol', { readonly wakes: number; readonly drained: readonly string[]; readonly shown: readonly string[] }>>;
   readonly silent: Readonly<Record<'dave' | 'erin', SilentPhoneReport>>;
   readonly webUi: Readonly<Record<string, string | undefined>>;
+  /** The ids of the messages published: round 1 (`mention`, `dm`), round 2 (`burst`). */
+  readonly messages: { readonly mention: string; readonly dm: string; readonly burst: readonly string[] };
   readonly durationMs: number;
 }
 
@@ -95,14 +97,14 @@ export async function runDemoScenario(deps: DemoDeps): Promise<RunningDemo> {
   try {
     const publisher = messagePublisher(deps.nc, store, nextId, deps.subjectPrefix);
     const timeout = deps.roundTimeoutMs ?? 45_000;
-    await roundOne(out, world, publisher, phones, timeout);
-    await roundTwo(out, world, publisher, phones, timeout);
+    const { mention, dm } = await roundOne(out, world, publisher, phones, timeout);
+    const burst = await roundTwo(out, world, publisher, phones, timeout);
     const silent = { dave: await silence(deps, world, deviceIds, phones, 'dave'), erin: await silence(deps, world, deviceIds, phones, 'erin') };
     reportSilence(out, silent);
     out.line();
     out.line('Each phone is one Temporal workflow (signals, durable timers, the `state` query):');
     for (const person of ['bob', 'carol', 'dave', 'erin'] as const) out.line(`  ${person.padEnd(6)} ${webUi[person] ?? registrationWorkflowId(world.users[person], deviceIds[person])}`);
-    const report: DemoReport = { world, deviceIds, phones: { bob: summary(phones.bob), carol: summary(phones.carol) }, silent, webUi, durationMs: out.elapsedMs() };
+    const report: DemoReport = { world, deviceIds, phones: { bob: summary(phones.bob), carol: summary(phones.carol) }, silent, webUi, messages: { mention, dm, burst }, durationMs: out.elapsedMs() };
     out.line(`Demonstration done in ${(report.durationMs / 1000).toFixed(1)} s.`);
     return { report, stop };
   } catch (error) {
@@ -155,7 +157,13 @@ function jwtFor(deps: DemoDeps, world: DemoWorld, deviceIds: Readonly<Record<Pho
   return signDeviceJwt({ secret: deps.jwtSecret, userId: world.users[person], deviceId: deviceIds[person] });
 }
 
-async function roundOne(out: DemoOutput, world: DemoWorld, publisher: MessagePublisher, phones: Record<Phoned, DemoPhone>, timeoutMs: number): Promise<void> {
+async function roundOne(
+  out: DemoOutput,
+  world: DemoWorld,
+  publisher: MessagePublisher,
+  phones: Record<Phoned, DemoPhone>,
+  timeoutMs: number,
+): Promise<{ mention: string; dm: string }> {
   out.line();
   out.line('Round 1 — alice posts in #crew (mentioning carol) and DMs bob; each is a JetStream publish on channel.<id>.MESSAGE_CREATE');
   const crew = await publisher.post(world.crewChannelId, world.users.alice, `Deploy is done — <@${world.users.carol}> can you check the dashboards?`);
@@ -163,9 +171,10 @@ async function roundOne(out: DemoOutput, world: DemoWorld, publisher: MessagePub
   const dm = await publisher.post(world.dmChannelId, world.users.alice, 'Lunch at 1?');
   out.event('alice', `→ DM bob  message ${dm.id}`);
   await Promise.all([phones.bob.drainedAll([crew.id, dm.id], timeoutMs), phones.carol.drainedAll([crew.id], timeoutMs)]);
+  return { mention: crew.id, dm: dm.id };
 }
 
-async function roundTwo(out: DemoOutput, world: DemoWorld, publisher: MessagePublisher, phones: Record<Phoned, DemoPhone>, timeoutMs: number): Promise<void> {
+async function roundTwo(out: DemoOutput, world: DemoWorld, publisher: MessagePublisher, phones: Record<Phoned, DemoPhone>, timeoutMs: number): Promise<string[]> {
   out.line();
   out.line('Round 2 — three quick messages in #crew, inside bob\'s and carol\'s 15 s minimum interval: held, not lost, one wake each when it ends');
   const ids: string[] = [];
@@ -175,6 +184,7 @@ async function roundTwo(out: DemoOutput, world: DemoWorld, publisher: MessagePub
     out.event('alice', `→ #crew   message ${message.id}`);
   }
   await Promise.all([phones.bob.drainedAll(ids, timeoutMs), phones.carol.drainedAll(ids, timeoutMs)]);
+  return ids;
 }
 
 const pendingCount = z.object({ count: z.number() });
