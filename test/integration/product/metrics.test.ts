@@ -20,6 +20,7 @@ import { hostFixtures, nextId } from '../../support/host-fixtures.js';
 import { signDeviceToken, testJwtSecret } from '../../support/jwt.js';
 import { freePort } from '../../support/ports.js';
 import { serviceEnv, startProcess, waitReady, type RunningProcess } from '../../support/processes.js';
+import { dashboardMetricNames } from '../../unit/product/dashboard-names.js';
 
 let db: TestDatabase;
 let natsDir: string;
@@ -117,7 +118,14 @@ describe('metrics of api, worker, bridge and the Temporal SDK', () => {
     expect(sample(bridge, 'zippchat_push_bridge_events_total', { outcome: 'counted' })).toBe(1);
     expect(sample(bridge, 'zippchat_push_bridge_event_lag_seconds_count')).toBe(1);
 
+    // The device unregisters: its workflow completes (a family of its own in the SDK's metrics).
+    expect((await fetch(`${urls.api}/api/push/registration`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } })).status).toBe(204);
+    await waitFor('the SDK to count the completed workflow', async () => sample(await scrape(urls.sdk), 'temporal_workflow_completed_total', { workflow_type: 'registrationWorkflow' }) === 1, 30_000);
+
     const sdk = await scrape(urls.sdk);
+    for (const name of dashboardMetricNames(/^temporal_/)) {
+      expect(family(sdk, name.replace(/_(bucket|count|sum)$/, '')), `${name} (used by docs/grafana-dashboard.json) on the SDK's /metrics`).toBe(true);
+    }
     expect(sample(sdk, 'temporal_worker_task_slots_available', { worker_type: 'WorkflowWorker' })).toBeGreaterThan(0);
     expect(sample(sdk, 'temporal_workflow_task_queue_poll_succeed_total')).toBeGreaterThan(0);
     expect(family(sdk, 'temporal_request_total')).toBe(true);
