@@ -92,7 +92,7 @@ export function createMaintenanceActivities(deps: MaintenanceActivityDeps) {
       WITH doomed AS (
         SELECT registration_id, channel_id FROM push_pending
         WHERE last_at < now() - ${untouchedPendingAfterDays} * interval '1 day'
-        ORDER BY last_at LIMIT ${input.batchSize}
+        LIMIT ${input.batchSize}
         FOR UPDATE SKIP LOCKED
       ), deleted AS (
         DELETE FROM push_pending p USING doomed

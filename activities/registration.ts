@@ -124,7 +124,22 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
     };
   }
 
+  /**
+   * An unexpected error (a database failure, say) is retried by Temporal like a transient one,
+   * but its message and cause never reach the history: a query error carries its bound values,
+   * and here those include the push token.
+   */
   async function sendWake(input: SendInput): Promise<SendResult> {
+    try {
+      return await sendWakeUnguarded(input);
+    } catch (error) {
+      if (error instanceof ApplicationFailure) throw error;
+      log.warn({ registrationId: input.registrationId, error: error instanceof Error ? error.name : 'unknown' }, 'send activity failed unexpectedly');
+      throw ApplicationFailure.create({ type: 'SendActivityError', message: `send failed: ${error instanceof Error ? error.name : 'unknown error'}` });
+    }
+  }
+
+  async function sendWakeUnguarded(input: SendInput): Promise<SendResult> {
     const row = await pool.maybeOne(sql.type(sendRow)`
       SELECT id, transport, token, up_p256dh, up_auth FROM push_registrations WHERE id = ${input.registrationId}`);
     if (row === null) return { outcome: 'gone' };

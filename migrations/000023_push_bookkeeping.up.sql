@@ -2,8 +2,9 @@
 -- the design's schema).
 
 -- "A push_pending row untouched for 7 days is dropped": when a row was last written.
+-- Deliberately not indexed: every message rewrites its row, and an index on last_at would
+-- turn those in-place (HOT) updates into index churn. Maintenance scans for it in batches.
 ALTER TABLE push_pending ADD COLUMN last_at timestamptz NOT NULL DEFAULT now();
-CREATE INDEX push_pending_last_at_idx ON push_pending (last_at);
 
 -- Pruning "not re-registered for 90 days" without a full scan.
 CREATE INDEX push_registrations_updated_at_idx ON push_registrations (updated_at);

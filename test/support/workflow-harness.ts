@@ -23,7 +23,7 @@ import { temporal } from '@temporalio/proto';
 import { announceDeleted, announceDrained, announcePending, announceRegistration } from '../../temporal/registrations.js';
 import { workflowsSourcePath } from '../../temporal/worker.js';
 import type { RegistrationStateView } from '../../workflows/registration-messages.js';
-import { stateQuery } from '../../workflows/registration-messages.js';
+import { registeredSignal, stateQuery } from '../../workflows/registration-messages.js';
 import { freshDatabase, type TestDatabase } from './database.js';
 import { createDeviceKeys, startDistributor, type DistributorMessage, type FakeDistributor } from './fakes/distributor.js';
 import './provided.js';
@@ -40,6 +40,7 @@ export interface Device {
 export class WorkflowHarness {
   private worker: { worker: Worker; running: Promise<void> } | undefined;
   private nextUser = 1;
+  private devices: Device[] = [];
   private nextMessage = 1_000;
 
   private constructor(
@@ -48,9 +49,15 @@ export class WorkflowHarness {
     public distributor: FakeDistributor,
     readonly transports: Transports,
     readonly taskQueue: string,
+    private readonly maxCachedWorkflows: number,
   ) {}
 
-  static async start(name: string): Promise<WorkflowHarness> {
+  /**
+   * `cacheWorkflows: false` runs workers without a workflow cache: every task replays the
+   * whole history (a determinism check for free), and no task is ever bound to one worker's
+   * sticky queue — which the test server never hands back after that worker stops.
+   */
+  static async start(name: string, options: { cacheWorkflows?: boolean } = {}): Promise<WorkflowHarness> {
     quietSdkLogs();
     const env = await TestWorkflowEnvironment.createTimeSkipping({
       server: { executable: { type: 'existing-path', path: inject('temporalTestServer') } },
@@ -65,7 +72,7 @@ export class WorkflowHarness {
     const distributor = await startDistributor();
     const config = loadConfig('worker', { DATABASE_URL: db.url, PUSH_UP_ALLOW_PRIVATE: 'true', PUSH_UP_ALLOW_HTTP: 'true' });
     const transports = createTransports(config, createLogger({ level: 'silent', name: 'test' }), { unifiedPushDeadlineMs: 2_000 });
-    const harness = new WorkflowHarness(env, db, distributor, transports, `${name}-${Date.now()}`);
+    const harness = new WorkflowHarness(env, db, distributor, transports, `${name}-${Date.now()}`, options.cacheWorkflows === false ? 0 : 100);
     await harness.startWorker();
     return harness;
   }
@@ -87,7 +94,7 @@ export class WorkflowHarness {
         temporal: this.env.client,
         taskQueue: this.taskQueue,
       }),
-      maxCachedWorkflows: 100,
+      maxCachedWorkflows: this.maxCachedWorkflows,
     });
     this.worker = { worker, running: worker.run() };
   }
@@ -100,8 +107,22 @@ export class WorkflowHarness {
     this.worker = undefined;
   }
 
-  /** A fresh distributor, so one test's scripted answers never reach another's devices. */
-  async resetDistributor(): Promise<void> {
+  /**
+   * Between tests: unregister every device of the last test (their workflows end, so no old
+   * re-wake keeps the server busy) and start a fresh distributor, so one test's scripted
+   * answers never reach another's devices.
+   */
+  async reset(): Promise<void> {
+    const devices = this.devices;
+    this.devices = [];
+    for (const device of devices) await this.unregister(device);
+    for (const device of devices) {
+      const ended = await Promise.race([this.handle(device).result().then(() => true, () => true), delay(15_000).then(() => false)]);
+      if (!ended) {
+        console.warn(`reset: ${device.deviceId} did not end after its registration was deleted; terminating it`);
+        await this.handle(device).terminate('test reset: did not end after its registration was deleted');
+      }
+    }
     await this.distributor.close();
     this.distributor = await startDistributor();
   }
@@ -115,7 +136,7 @@ export class WorkflowHarness {
   }
 
   /** A user with a UnifiedPush device registered (RFC 8291 keys), its workflow started. */
-  async registerDevice(options: { keys?: boolean } = {}): Promise<Device> {
+  async registerDevice(options: { keys?: boolean; continueAsNewAfterWakes?: number } = {}): Promise<Device> {
     const userId = String(this.nextUser++);
     const deviceId = `phone-${userId}`;
     const keys = options.keys === false ? undefined : createDeviceKeys();
@@ -126,7 +147,19 @@ export class WorkflowHarness {
       VALUES (${userId}, ${deviceId}, 'unifiedpush', ${endpoint},
               ${keys === undefined ? null : sql.binary(keys.p256dh)}, ${keys === undefined ? null : sql.binary(keys.auth)})`);
     const device = { userId, deviceId, endpoint };
-    await announceRegistration(this.client, this.taskQueue, device, 'unifiedpush');
+    this.devices.push(device);
+    if (options.continueAsNewAfterWakes === undefined) {
+      await announceRegistration(this.client, this.taskQueue, device, 'unifiedpush');
+    } else {
+      // As the api starts it, but with a small continue-as-new threshold.
+      await this.client.workflow.signalWithStart('registrationWorkflow', {
+        taskQueue: this.taskQueue,
+        workflowId: registrationWorkflowId(userId, deviceId),
+        args: [{ userId, deviceId, transport: 'unifiedpush', continueAsNewAfterWakes: options.continueAsNewAfterWakes }],
+        signal: registeredSignal,
+        signalArgs: [{ transport: 'unifiedpush' }],
+      });
+    }
     return device;
   }
 
@@ -176,7 +209,22 @@ export class WorkflowHarness {
 
   /** Lets workflow time pass; returns once the workflows have caught up with it. */
   async skip(ms: number): Promise<void> {
+    await this.settle();
     await this.env.sleep(ms);
+  }
+
+  /**
+   * Waits until no workflow task of this test's devices is in flight. The test server cannot
+   * take a workflow task that cancels a timer which fired while the task ran (a real server
+   * can), and skipping time under a signal-driven task provokes exactly that; so skips wait.
+   */
+  async settle(): Promise<void> {
+    for (const device of this.devices) {
+      await waitFor(`${device.deviceId} settled`, async () => {
+        const { raw } = await this.handle(device).describe();
+        return raw.pendingWorkflowTask === null || raw.pendingWorkflowTask === undefined;
+      }, 20_000);
+    }
   }
 
   handle(device: Device) {
@@ -207,4 +255,8 @@ function quietSdkLogs(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   Runtime.install({ logger: new DefaultLogger('ERROR') });
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

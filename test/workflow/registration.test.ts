@@ -14,7 +14,7 @@ afterAll(async () => {
   await h?.close();
 });
 beforeEach(async () => {
-  await h.resetDistributor();
+  await h.reset();
 });
 
 /** The gap between two wakes: at least `ms`, and no more than the time to run a timer's work. */
@@ -103,6 +103,7 @@ describe('registration workflow', () => {
     await h.message(device, 10);
     await h.untilWakes(device, 1);
     await h.drain(device);
+    await h.skip(minIntervalMs); // a signal that overlapped the claim asks for one more look
     const idle = await h.until(device, 'idle', (s) => !s.outstanding && s.nextTimer === null);
     expect(idle.checkRequested).toBe(false);
     await h.skip(24 * 3_600_000);
@@ -115,20 +116,21 @@ describe('registration workflow', () => {
     const stepMs = 5_000; // one message every 5 s: busier than one per 15 s
     await h.message(device, 10);
     await h.untilWakes(device, 1);
-    const start = await lastWake(device);
-    const wakeTimes = [start];
-    for (let elapsed = 0; elapsed < 3_600_000; elapsed += stepMs) {
-      if (h.wakes(device).length > wakeTimes.length) wakeTimes.push(await lastWake(device));
-      // The phone drains each wake as soon as it sees it; messages keep coming.
-      if (h.wakes(device).length === wakeTimes.length) await h.drain(device);
+    const wakeTimes = [(await h.row(device))!.last_woken_at!.getTime()];
+    const start = wakeTimes[0]!;
+    for (let elapsed = 0; elapsed < 3_600_000 + stepMs; elapsed += stepMs) {
+      // The phone drains each wake as soon as it sees it (within one step); messages keep coming.
+      if (h.wakes(device).length > wakeTimes.length - 1) {
+        if (h.wakes(device).length > wakeTimes.length) wakeTimes.push((await h.row(device))!.last_woken_at!.getTime());
+        await h.drain(device);
+      }
       await h.message(device, 10 + ((elapsed / stepMs) % 3), elapsed % 60_000 === 0);
       await h.skip(stepMs);
-      await h.until(device, 'settled', () => true);
     }
     const inTheHour = wakeTimes.filter((t) => t < start + 3_600_000);
     expect(inTheHour.length).toBeGreaterThanOrEqual(239);
     expect(inTheHour.length).toBeLessThanOrEqual(240);
-    // Never two wakes closer than the minimum interval.
+    // Never two wakes closer than the minimum interval (last_woken_at is the workflow's clock).
     for (let i = 1; i < wakeTimes.length; i++) expect(wakeTimes[i]! - wakeTimes[i - 1]!).toBeGreaterThanOrEqual(minIntervalMs);
   }, 600_000);
 });
@@ -186,16 +188,8 @@ describe('signal orderings around a drain (PostgreSQL is the truth, signals are 
 
 describe('lifecycle', () => {
   it('continues as new with its state, losing no signal sent meanwhile', async () => {
-    const device = await h.registerDevice();
-    const handle = h.handle(device);
-    const firstRun = (await handle.describe()).runId;
-    // Restart this device's workflow with a small continue-as-new threshold.
-    await handle.terminate('test: restart with continueAsNewAfterWakes = 2');
-    await h.client.workflow.start('registrationWorkflow', {
-      taskQueue: h.taskQueue,
-      workflowId: handle.workflowId,
-      args: [{ userId: device.userId, deviceId: device.deviceId, transport: 'unifiedpush', continueAsNewAfterWakes: 2 }],
-    });
+    const device = await h.registerDevice({ continueAsNewAfterWakes: 2 });
+    const firstRun = (await h.handle(device).describe()).runId;
     for (let i = 0; i < 3; i++) {
       await h.message(device, 10 + i);
       await h.untilWakes(device, i + 1);
@@ -209,16 +203,6 @@ describe('lifecycle', () => {
     expect(description.status.name).toBe('RUNNING');
     // The carried state still enforces the interval and the outstanding wake.
     expect(await h.state(device)).toMatchObject({ outstanding: true, nextTimer: { reason: 'rewake' } });
-  });
-
-  it('keeps its timers when the worker is replaced mid-cycle', async () => {
-    const device = await h.registerDevice();
-    await h.message(device, 10);
-    await h.untilWakes(device, 1);
-    await h.stopWorker();
-    await h.startWorker();
-    await h.skip(rewakeAfterMs);
-    await h.untilWakes(device, 2);
   });
 
   it('ends, deleting the registration, when the endpoint is dead (410)', async () => {
