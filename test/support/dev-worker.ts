@@ -28,12 +28,15 @@ export async function connectClient(): Promise<{ client: Client; close(): Promis
   return { client: new Client({ connection }), close: () => connection.close() };
 }
 
-export async function startDevWorker(db: TestDatabase, options: { taskQueue: string; identity?: string }): Promise<DevWorker> {
+export async function startDevWorker(
+  db: TestDatabase,
+  options: { taskQueue: string; identity?: string; env?: Record<string, string> },
+): Promise<DevWorker> {
   if (!runtimeInstalled) {
     runtimeInstalled = true;
     Runtime.install({ logger: new DefaultLogger('ERROR') });
   }
-  const config = loadConfig('worker', { DATABASE_URL: db.url, PUSH_UP_ALLOW_PRIVATE: 'true', PUSH_UP_ALLOW_HTTP: 'true' });
+  const config = loadConfig('worker', { DATABASE_URL: db.url, PUSH_UP_ALLOW_PRIVATE: 'true', PUSH_UP_ALLOW_HTTP: 'true', ...options.env });
   const log = createLogger({ level: 'silent', name: 'test-worker' });
   const transports: Transports = createTransports(config, log, { unifiedPushDeadlineMs: 2_000 });
   const { client, close: closeClient } = await connectClient();
