@@ -38,7 +38,7 @@ test: build lint typecheck
 	@npx vitest run
 
 bench: build
-	@echo "bench: benchmarks are not built yet"
+	@node dist/bench/run.js
 
 clean: down
 	rm -rf dist .dev
