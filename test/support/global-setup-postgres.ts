@@ -13,6 +13,7 @@ import { ensureDatabase } from '../../src/dev/services.js';
 import { findBinaries } from '../../src/dev/tools.js';
 import { projectRoot } from '../../src/paths.js';
 import { freePort } from './ports.js';
+import { cleanStaleTestRuns } from './stale-runs.js';
 import './provided.js';
 
 const templateDatabase = 'push_template';
@@ -20,6 +21,7 @@ const templateDatabase = 'push_template';
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const dir = path.join(projectRoot, '.dev', `test-workflow-${process.pid}`);
   const binaries = findBinaries({});
+  await cleanStaleTestRuns(binaries.pgBin);
   const stop = async () => {
     await stopPostgres(binaries.pgBin, dir);
     rmSync(dir, { recursive: true, force: true });

@@ -12,6 +12,7 @@ import { ensureDatabase, startBackingServices, stopEverything } from '../../src/
 import { findBinaries } from '../../src/dev/tools.js';
 import { projectRoot } from '../../src/paths.js';
 import { freePort } from './ports.js';
+import { cleanStaleTestRuns } from './stale-runs.js';
 import './provided.js';
 
 export const templateDatabase = 'push_template';
@@ -19,6 +20,7 @@ export const templateDatabase = 'push_template';
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const dir = path.join(projectRoot, '.dev', `test-${process.pid}`);
   const binaries = findBinaries({});
+  await cleanStaleTestRuns(binaries.pgBin);
   const stop = async () => {
     await stopEverything(dir, binaries.pgBin);
     rmSync(dir, { recursive: true, force: true });
