@@ -6,43 +6,43 @@ export type EventOutcome = 'counted' | 'duplicate' | 'malformed' | 'unknown_chan
 
 export const bridgeMetrics = {
   events: new Counter({
-    name: 'zippchat_push_bridge_events_total',
+    name: 'push_bridge_events_total',
     help: 'MESSAGE_CREATE events handled, by outcome (failed ones are redelivered and counted again)',
     labelNames: ['outcome'] as const,
     registers: [registry],
   }),
   pendingRows: new Counter({
-    name: 'zippchat_push_bridge_pending_rows_total',
+    name: 'push_bridge_pending_rows_total',
     help: 'push_pending rows written by counted events: created (the device is signalled) or updated',
     labelNames: ['change'] as const,
     registers: [registry],
   }),
   signals: new Counter({
-    name: 'zippchat_push_bridge_signals_total',
+    name: 'push_bridge_signals_total',
     help: 'pending signals (signal-with-start) to registration workflows, by result',
     labelNames: ['result'] as const,
     registers: [registry],
   }),
   batchSize: new Histogram({
-    name: 'zippchat_push_bridge_batch_events',
+    name: 'push_bridge_batch_events',
     help: 'Events of one channel recorded in one transaction',
     buckets: [1, 2, 4, 8, 16, 32, 64, 128],
     registers: [registry],
   }),
   duration: new Histogram({
-    name: 'zippchat_push_bridge_event_duration_seconds',
+    name: 'push_bridge_event_duration_seconds',
     help: 'Time from receiving an event to acknowledging it',
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [registry],
   }),
   lag: new Histogram({
-    name: 'zippchat_push_bridge_event_lag_seconds',
+    name: 'push_bridge_event_lag_seconds',
     help: "Time from an event's created_at to the bridge handling it",
     buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 1800, 3600, 86_400],
     registers: [registry],
   }),
   inFlight: new Gauge({
-    name: 'zippchat_push_bridge_events_in_flight',
+    name: 'push_bridge_events_in_flight',
     help: 'Events received and not yet acknowledged',
     registers: [registry],
   }),

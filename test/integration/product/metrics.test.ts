@@ -115,8 +115,8 @@ describe('metrics of api, worker, bridge and the Temporal SDK', () => {
     expect(sample(api, 'push_api_registrations_total', { outcome: 'created' })).toBe(1);
 
     const bridge = await scrape(urls.bridge);
-    expect(sample(bridge, 'zippchat_push_bridge_events_total', { outcome: 'counted' })).toBe(1);
-    expect(sample(bridge, 'zippchat_push_bridge_event_lag_seconds_count')).toBe(1);
+    expect(sample(bridge, 'push_bridge_events_total', { outcome: 'counted' })).toBe(1);
+    expect(sample(bridge, 'push_bridge_event_lag_seconds_count')).toBe(1);
 
     // The device unregisters: its workflow completes (a family of its own in the SDK's metrics).
     expect((await fetch(`${urls.api}/api/push/registration`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } })).status).toBe(204);
