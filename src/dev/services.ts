@@ -46,13 +46,16 @@ export async function startBackingServices(options: {
   };
 }
 
-/** Stops every daemon recorded under `dir` (apps first, backing services last). */
+/**
+ * Stops every daemon recorded under `dir`: the apps together first (they drain into the
+ * services), then the backing services together.
+ */
 export async function stopEverything(dir: string, pgBin: string): Promise<string[]> {
-  const services = new Set([temporalDaemon, natsDaemon]);
-  const apps = daemonNames(dir).filter((name) => !services.has(name));
-  const stopped: string[] = [];
-  for (const name of apps) if (await stopDaemon(dir, name)) stopped.push(name);
-  for (const name of services) if (await stopDaemon(dir, name)) stopped.push(name);
+  const services = [temporalDaemon, natsDaemon];
+  const apps = daemonNames(dir).filter((name) => !services.includes(name));
+  const stopAll = async (names: readonly string[]) => (await Promise.all(names.map(async (name) => ((await stopDaemon(dir, name)) ? name : undefined)))).filter((n) => n !== undefined);
+  const stopped = await stopAll(apps);
+  stopped.push(...(await stopAll(services)));
   await stopPostgres(pgBin, dir);
   return stopped;
 }
