@@ -229,6 +229,20 @@ export class WorkflowHarness {
     }
   }
 
+  /**
+   * Lets workflow time pass in steps, settled between them, until the device's workflow has
+   * ended; returns its result. (`handle.result()` would let the test server skip time on its
+   * own, under tasks in flight — see `settle`.)
+   */
+  async finish(device: Device, options: { stepMs?: number; maxSteps?: number } = {}): Promise<unknown> {
+    for (let step = 0; step <= (options.maxSteps ?? 200); step++) {
+      await this.settle();
+      if ((await this.handle(device).describe()).status.name !== 'RUNNING') return this.handle(device).result();
+      await this.env.sleep(options.stepMs ?? 30_000);
+    }
+    throw new Error(`${device.deviceId}: the workflow did not end`);
+  }
+
   handle(device: Device) {
     return this.client.workflow.getHandle(registrationWorkflowId(device.userId, device.deviceId));
   }

@@ -201,7 +201,7 @@ describe('lifecycle', () => {
     const device = await h.registerDevice();
     h.distributor.script({ status: 410 });
     await h.message(device, 10);
-    expect(await h.handle(device).result()).toMatchObject({ ended: 'registration-deleted' });
+    expect(await h.finish(device)).toMatchObject({ ended: 'registration-deleted' });
     expect(await h.row(device)).toBeNull();
   });
 
@@ -209,7 +209,7 @@ describe('lifecycle', () => {
     const device = await h.registerDevice();
     h.distributor.script(...Array.from({ length: 10 }, () => ({ status: 503 })));
     await h.message(device, 10);
-    expect(await h.handle(device).result()).toMatchObject({ ended: 'registration-deleted' });
+    expect(await h.finish(device)).toMatchObject({ ended: 'registration-deleted' });
     expect(await h.row(device)).toBeNull();
     expect(h.wakes(device)).toHaveLength(10);
   });
@@ -233,7 +233,7 @@ describe('lifecycle', () => {
   it('ends when its registration is deleted, and a later registration starts a new one', async () => {
     const device = await h.registerDevice();
     await h.unregister(device);
-    expect(await h.handle(device).result()).toMatchObject({ ended: 'registration-deleted' });
+    expect(await h.finish(device)).toMatchObject({ ended: 'registration-deleted' });
     const again = await h.registerDevice();
     expect((await h.handle(again).describe()).status.name).toBe('RUNNING');
   });
