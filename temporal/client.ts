@@ -1,7 +1,7 @@
 /**
- * Temporal client for the api and the bridge. The connection is lazy: the api must start and
- * take registrations while Temporal is unreachable (PostgreSQL holds the truth; the bridge's
- * signal-with-start creates missing workflows later), and it reconnects by itself.
+ * Temporal client for the api, the bridge and the worker. The connection is lazy: the api must
+ * start and take registrations while Temporal is unreachable (PostgreSQL holds the truth; the
+ * bridge's signal-with-start creates missing workflows later), and it reconnects by itself.
  */
 import { Client, Connection } from '@temporalio/client';
 
@@ -13,23 +13,48 @@ export interface TemporalClientOptions {
 export interface TemporalHandle {
   readonly client: Client;
   readonly connection: Connection;
+  /**
+   * Runs `call` under a gRPC deadline of `timeoutMs`. Callers may stop waiting sooner; `close()`
+   * still waits for the call to settle (see there).
+   */
+  withDeadline<T>(timeoutMs: number, call: () => Promise<T>): Promise<T>;
   /** Throws unless the frontend answers within `timeoutMs`. */
   check(timeoutMs?: number): Promise<void>;
+  /** Waits for calls made through `withDeadline`/`check`, then closes the connection. */
   close(): Promise<void>;
 }
 
 export function createTemporalClient(options: TemporalClientOptions): TemporalHandle {
   const connection = Connection.lazy({ address: options.address, connectTimeout: 5_000 });
   const client = new Client({ connection, namespace: options.namespace });
+  const inFlight = new Set<Promise<unknown>>();
+
+  const withDeadline = <T>(timeoutMs: number, call: () => Promise<T>): Promise<T> => {
+    const attempt = connection.withDeadline(Date.now() + timeoutMs, call);
+    const settled = attempt.then(
+      () => undefined,
+      () => undefined,
+    );
+    inFlight.add(settled);
+    void settled.finally(() => inFlight.delete(settled));
+    return attempt;
+  };
+
   return {
     client,
     connection,
-    async check(timeoutMs = 2_000) {
-      await connection.ensureConnected();
-      await connection.withDeadline(Date.now() + timeoutMs, () =>
-        connection.workflowService.describeNamespace({ namespace: options.namespace }),
-      );
+    withDeadline,
+    // Not `ensureConnected()`: it memoizes its first failure, so a process started before
+    // Temporal would never turn ready. A plain call connects (or reconnects) on demand.
+    check: (timeoutMs = 2_000) =>
+      withDeadline(timeoutMs, async () => {
+        await connection.workflowService.describeNamespace({ namespace: options.namespace });
+      }),
+    async close() {
+      // The SDK retries an unavailable server from a timer, bounded by the deadline; closing
+      // the channel under a pending retry makes that timer throw where nobody can catch it.
+      await Promise.all([...inFlight]);
+      await connection.close();
     },
-    close: () => connection.close(),
   };
 }

@@ -18,12 +18,11 @@ export interface Announcer {
 }
 
 export function createAnnouncer(temporal: TemporalHandle, taskQueue: string, log: Logger, deadlineMs = 3_000): Announcer {
-  const { client, connection } = temporal;
+  const { client } = temporal;
   const announce = async (announcement: string, device: Device, call: () => Promise<void>): Promise<void> => {
     try {
       // The gRPC deadline ends the call; the race also bounds the (lazy) connection attempt.
-      const attempt = connection.withDeadline(Date.now() + deadlineMs, call);
-      await withTimeout(attempt, deadlineMs);
+      await withTimeout(temporal.withDeadline(deadlineMs, call), deadlineMs);
     } catch (error) {
       temporalAnnounceFailures.inc({ announcement });
       log.warn({ userId: device.userId, deviceId: device.deviceId, announcement, error: errorSummary(error) }, 'could not tell Temporal; the change is committed and will be picked up later');

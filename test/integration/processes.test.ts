@@ -2,7 +2,8 @@
  * The three processes start from their built entry points against the real services, report
  * ready, and stop gracefully on SIGTERM.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer, connect, type Server } from 'node:net';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { freePort } from '../support/ports.js';
 import { serviceEnv, startProcess, waitReady } from '../support/processes.js';
@@ -46,9 +47,10 @@ describe('api, worker and bridge on real PostgreSQL, NATS and Temporal', () => {
     }
   });
 
-  it('the api starts and answers /healthz while Temporal is unreachable, and says it is not ready', async () => {
-    const port = await freePort();
-    const api = startProcess('api', serviceEnv(db.url, { PORT: String(port), TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}` }));
+  it('the api starts and answers /healthz while Temporal is unreachable, says it is not ready, and turns ready when Temporal comes', async () => {
+    const [port, temporalPort] = [await freePort(), await freePort()];
+    const api = startProcess('api', serviceEnv(db.url, { PORT: String(port), TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}` }));
+    let temporalArrives: Server | undefined;
     try {
       const url = `http://127.0.0.1:${port}`;
       const { waitFor } = await import('../../src/dev/daemons.js');
@@ -56,8 +58,31 @@ describe('api, worker and bridge on real PostgreSQL, NATS and Temporal', () => {
       const response = await fetch(`${url}/readyz`);
       expect(response.status).toBe(503);
       expect(await response.json()).toEqual({ status: 'not_ready', checks: { postgres: 'ok', temporal: 'failing' } });
+
+      // Temporal "comes up" at the configured address: a TCP relay to the real dev server.
+      temporalArrives = await relay(temporalPort, inject('temporalAddress'));
+      await waitFor('api /readyz 200', async () => (await fetch(`${url}/readyz`)).status === 200, 30_000);
     } finally {
-      expect(await api.stop()).toBe(0);
+      expect(await api.stop(), api.output()).toBe(0);
+      temporalArrives?.close();
     }
   });
 });
+
+/** Listens on `port` and pipes every connection to `target` (host:port). */
+async function relay(port: number, target: string): Promise<Server> {
+  const [host, targetPort] = [target.slice(0, target.lastIndexOf(':')), Number(target.slice(target.lastIndexOf(':') + 1))];
+  const server = createServer((client) => {
+    const upstream = connect(targetPort, host);
+    client.pipe(upstream).pipe(client);
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+  });
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', resolve));
+  server.unref();
+  return server;
+}
