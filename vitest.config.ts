@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import FailureSummaryReporter from './test/support/failure-summary-reporter.js';
 
 // Three tiers, one command (`make test` runs all of them):
 //   unit        pure logic, no services;
@@ -7,7 +8,8 @@ import { defineConfig } from 'vitest/config';
 //   workflow    Temporal's time-skipping test server; run one file at a time, as the SDK asks.
 export default defineConfig({
   test: {
-    reporters: ['default'],
+    // The summary comes last: CI shows the tail of the output.
+    reporters: ['default', new FailureSummaryReporter()],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     projects: [
