@@ -61,8 +61,12 @@ const localSend = proxyLocalActivities<Activities>({ startToCloseTimeout: '20s',
 const remote = proxyActivities<Activities>({ startToCloseTimeout: '15s', retry: claimRetry } satisfies ActivityOptions);
 const remoteSend = proxyActivities<Activities>({ startToCloseTimeout: '20s', retry: sendRetry } satisfies ActivityOptions);
 
-/** Continue as new after this many wakes even if the server does not suggest it yet. */
-const defaultContinueAsNewAfterWakes = 1_000;
+/**
+ * Continue as new after this many wakes even if the server does not suggest it yet. At ~11
+ * history events per wake a run stays near 2,000 events, so a workflow that falls out of the
+ * worker cache (or moves to another worker) replays little before its next wake.
+ */
+const defaultContinueAsNewAfterWakes = 200;
 
 export async function registrationWorkflow(input: RegistrationWorkflowInput): Promise<RegistrationWorkflowResult> {
   const { userId, deviceId } = input;
