@@ -22,6 +22,9 @@ describe('registration workflow across workers', () => {
     const device = await h.registerDevice();
     await h.message(device, 10);
     await h.untilWakes(device, 1);
+    // Mid-cycle: the wake is recorded and the re-wake timer armed, no task in flight.
+    await h.until(device, 'the re-wake armed', (s) => s.outstanding && s.nextTimer?.reason === 'rewake');
+    await h.settle();
     const first = Date.parse((await h.state(device)).lastWakeAt!);
     await h.stopWorker();
     await h.skip(rewakeAfterMs / 2); // time passes with no worker at all
