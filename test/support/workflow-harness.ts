@@ -222,6 +222,15 @@ export class WorkflowHarness {
   }
 
   /**
+   * Skips to a moment of workflow time (epoch ms). For "just before a timer" checks: the
+   * server's clock also runs at real pace between skips, so a fixed-length skip measured from
+   * an earlier moment has a margin that shrinks on a slow machine; a target does not.
+   */
+  async skipTo(atMs: number): Promise<void> {
+    await this.skip(Math.max(0, atMs - (await this.env.currentTimeMs())));
+  }
+
+  /**
    * Waits until no workflow task of this test's devices is in flight. The time-skipping server
    * refuses a workflow task that cancels a timer which fired while the task was with the
    * worker ("invalid history builder state for action"; a real server takes it) and strands
