@@ -1,0 +1,93 @@
+/**
+ * Item 6 — the bridge's transaction for one message to a channel of N member devices
+ * (`recordChannelEvents`: channel check, ledger, recipient resolution with the full
+ * permission path and mutes, `push_pending` upsert, the created rows returned), against a bare
+ * `INSERT … SELECT` of the same rows; and a second message (every row updated) against a bare
+ * `INSERT … ON CONFLICT DO UPDATE` of the same rows. Also the recipients query alone.
+ */
+import { sql } from 'slonik';
+import { z } from 'zod';
+import type { MessageEvent } from '../../src/bridge/event.js';
+import { channelRecipients } from '../../src/bridge/recipients.js';
+import { recordChannelEvents } from '../../src/bridge/record-events.js';
+import type { FakeDistributor } from '../../src/simulator/distributor.js';
+import type { Report } from '../report.js';
+import type { BenchSettings } from '../settings.js';
+import { insertRegistrations, nextMessageId, seedServer } from '../seed.js';
+import type { BenchStack } from '../stack.js';
+import { median } from '../stats.js';
+
+export async function measureBridgeSql(stack: BenchStack, report: Report, settings: BenchSettings, distributor: FakeDistributor): Promise<void> {
+  const section = report.section('bridge-sql', '6. The bridge: recipient resolution + pending upsert');
+  const { recipients, repeats } = settings.bridgeSql;
+  const { pool } = stack;
+  const world = await seedServer(pool, { members: recipients, channels: 1, distributor });
+  const registrationIds = await insertRegistrations(pool, world.devices);
+  const channelId = world.channelIds[0]!;
+  const event = (): MessageEvent => ({ messageId: nextMessageId(), channelId, authorId: world.ownerId, createdAt: new Date() });
+  const ids = sql.array(registrationIds, 'int8');
+  const time = async (work: () => Promise<unknown>) => {
+    const started = performance.now();
+    await work();
+    return performance.now() - started;
+  };
+  const clear = async () => {
+    await pool.query(sql.unsafe`DELETE FROM push_pending WHERE channel_id = ${channelId}`);
+    await pool.query(sql.unsafe`VACUUM ANALYZE push_pending`);
+  };
+  const bareInsert = (conflict: boolean) => {
+    const messageId = nextMessageId();
+    const onConflict = conflict
+      ? sql.fragment`ON CONFLICT (registration_id, channel_id) DO UPDATE SET message_count = p.message_count + 1, last_message_id = EXCLUDED.last_message_id, last_at = now()`
+      : sql.fragment``;
+    return pool.transaction((tx) =>
+      tx.query(sql.unsafe`
+        INSERT INTO push_pending AS p (registration_id, channel_id, message_count, first_message_id, first_at, last_message_id, is_dm, last_at)
+        SELECT id, ${channelId}, 1, ${messageId}, now(), ${messageId}, false, now() FROM unnest(${ids}) AS id ORDER BY id
+        ${onConflict}`),
+    );
+  };
+
+  const samples = { resolve: [] as number[], create: [] as number[], bareInsert: [] as number[], update: [] as number[], bareUpsert: [] as number[] };
+  let created = 0;
+  await pool.query(sql.unsafe`VACUUM ANALYZE`);
+  for (let i = 0; i < repeats + 1; i++) {
+    const keep = i > 0; // the first round warms caches and is not counted
+    const resolve = await time(() => pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int4 AS n FROM (${channelRecipients(channelId)}) r`));
+    await clear();
+    const create = await time(async () => (created = (await recordChannelEvents(pool, channelId, [event()])).rowsCreated));
+    const update = await time(() => recordChannelEvents(pool, channelId, [event()]));
+    await clear();
+    const insert = await time(() => bareInsert(false));
+    const upsert = await time(() => bareInsert(true));
+    await clear();
+    if (!keep) continue;
+    samples.resolve.push(resolve);
+    samples.create.push(create);
+    samples.update.push(update);
+    samples.bareInsert.push(insert);
+    samples.bareUpsert.push(upsert);
+  }
+  if (created !== recipients) throw new Error(`the bridge created ${created} rows for ${recipients} recipients`);
+  const n = recipients.toLocaleString('en-US');
+  report.figure(section, {
+    name: `first message: resolution + ${n} rows created`,
+    value: median(samples.create),
+    unit: 'ms',
+    reference: { name: 'bare INSERT … SELECT of the same rows', value: median(samples.bareInsert) },
+    headline: '6. bridge',
+  });
+  report.figure(section, {
+    name: `next message: resolution + ${n} rows updated`,
+    value: median(samples.update),
+    unit: 'ms',
+    reference: { name: 'bare INSERT … ON CONFLICT DO UPDATE of the same rows', value: median(samples.bareUpsert) },
+  });
+  report.figure(section, { name: `recipient resolution alone (${n} viewers)`, value: median(samples.resolve), unit: 'ms' });
+  report.figure(section, { name: 'rows created per second, first message', value: recipients / (median(samples.create) / 1000), unit: '/s', reference: { name: 'bare INSERT', value: recipients / (median(samples.bareInsert) / 1000) } });
+  section.setup.push(
+    `One server of ${n} members plus its owner (the author), @everyone with VIEW_CHANNEL, three roles held by three members in four, a role overwrite allowing and one denying on the channel; one registration per member. Ours is \`recordChannelEvents\` (src/bridge/record-events.ts) — the whole transaction the bridge commits before signalling: channel check, ledger insert, recipients (\`channelViewers\` + mutes), the upsert with its per-recipient aggregation, the created rows returned. The reference inserts the same ${n} (registration, channel) rows from a list of their ids, in one transaction. Medians of ${repeats} rounds after one warm-up round; rows deleted and \`VACUUM\`ed between rounds. PostgreSQL with fsync on, so each commit waits for the disk.`,
+  );
+  await pool.query(sql.unsafe`DELETE FROM push_processed_events`);
+  await clear();
+}

@@ -1,0 +1,126 @@
+/**
+ * Item 7 — `POST /api/push/drain` under many concurrent devices: the real api process
+ * (authentication, per-user rate limit, the drain transaction, the `drained` signal to the
+ * device's running workflow, metrics) against a bare Koa handler running the same SQL
+ * (bench/children/bare-drain.ts). Same client, same devices, same pending rows each round.
+ */
+import { sql } from 'slonik';
+import { Agent, request } from 'undici';
+import type { Report } from '../report.js';
+import type { BenchSettings } from '../settings.js';
+import { forkHelper, type Helper } from '../children/ipc.js';
+import { registerAll, settledHistoryLengths, withApi, type ApiDevice } from '../devices.js';
+import type { DistributorTap } from '../distributor-tap.js';
+import { nextMessageId, seedServer } from '../seed.js';
+import type { BenchStack, RunningApps } from '../stack.js';
+import { quantile } from '../stats.js';
+import { lineChart } from '../svg.js';
+import { settleAll } from '../../src/bridge/concurrency.js';
+
+interface Burst {
+  readonly latencies: number[];
+  readonly seconds: number;
+}
+
+export async function measureDrainApi(stack: BenchStack, report: Report, settings: BenchSettings, tap: DistributorTap): Promise<void> {
+  const section = report.section('drain-api', '7. The drain API');
+  const { devices: count, concurrency, rounds, channelsPerDevice } = settings.drainApi;
+  const world = await seedServer(stack.pool, { members: count, channels: channelsPerDevice, distributor: tap.distributor });
+  let apps: RunningApps | undefined;
+  let bare: Helper | undefined;
+  const agent = new Agent({ connections: concurrency, pipelining: 1 });
+  const ours: Burst[] = [];
+  const reference: Burst[] = [];
+  try {
+    apps = await stack.startApps({ label: 'drain', taskQueue: 'bench-drain', apps: ['api', 'worker'] });
+    bare = forkHelper(stack.dir, 'bare-drain');
+    const bareUrl = await bare.call<string>('start', { databaseUrl: stack.databaseUrl });
+    const { apiUrl } = apps;
+    const devices = await withApi(world.devices, apps.apiUrl, stack.jwtSecret);
+    await registerAll(devices);
+    await settledHistoryLengths(stack.temporal, devices.map((d) => d.workflowId));
+    const fill = () => fillPending(stack, world.channelIds);
+    const drainVia = (target: 'api' | 'bare') => (d: ApiDevice): { url: string; headers: Record<string, string> } =>
+      target === 'api'
+        ? { url: `${apiUrl}/api/push/drain`, headers: { authorization: `Bearer ${d.jwt}` } }
+        : { url: `${bareUrl}/drain`, headers: { 'x-user-id': d.userId, 'x-device-id': d.deviceId } };
+    // One warm-up burst each, not counted; then alternate so drift hits both alike.
+    for (let round = 0; round <= rounds; round++) {
+      for (const target of ['api', 'bare'] as const) {
+        await fill();
+        const burst = await drainBurst(agent, devices, concurrency, channelsPerDevice, drainVia(target));
+        if (round > 0) (target === 'api' ? ours : reference).push(burst);
+      }
+    }
+  } finally {
+    await agent.close();
+    await bare?.stop();
+    await apps?.stop();
+  }
+  const all = (bursts: Burst[]) => bursts.flatMap((b) => b.latencies);
+  const rate = (bursts: Burst[]) => all(bursts).length / bursts.reduce((a, b) => a + b.seconds, 0);
+  const bareName = 'bare Koa handler, same SQL';
+  report.figure(section, { name: 'drains per second', value: rate(ours), unit: '/s', reference: { name: bareName, value: rate(reference) }, headline: '7. drain API' });
+  report.figure(section, { name: 'latency p50', value: quantile(all(ours), 0.5), unit: 'ms', reference: { name: bareName, value: quantile(all(reference), 0.5) }, headline: '7. drain API' });
+  report.figure(section, { name: 'latency p99', value: quantile(all(ours), 0.99), unit: 'ms', reference: { name: bareName, value: quantile(all(reference), 0.99) }, headline: '7. drain API' });
+  const cdf = (values: number[]) => [...values].sort((a, b) => a - b).map((v, i, s) => [v, (i + 1) / s.length] as const);
+  report.plot(
+    section,
+    'drain-latency.svg',
+    'Drain latency distribution (CDF): the api vs a bare Koa handler running the same SQL',
+    lineChart({
+      title: `POST /api/push/drain, ${concurrency} concurrent devices: latency CDF`,
+      xLabel: 'latency (ms, log scale)',
+      yLabel: 'fraction of requests',
+      xLog: true,
+      series: [
+        { name: 'ours: the api process', points: cdf(all(ours)) },
+        { name: 'bare Koa handler, same SQL', points: cdf(all(reference)), dashed: true },
+      ],
+    }),
+  );
+  section.setup.push(
+    `${count} devices, registered through \`PUT\` (so each has a running, idle workflow), each with a pending row in ${channelsPerDevice} channels of a server it may see; ${rounds} rounds after a warm-up, each round refilling the rows and then draining every device once through ${concurrency} keep-alive connections, first the api then the reference. **Ours** is the api process (\`dist/src/bin/api.js\`): JWT verification, rate limit, the drain transaction (\`drainPending\`: clear the outstanding wake, \`DELETE … RETURNING\`, the visibility re-check through \`channelViewers\`), then the \`drained\` signal to the device's workflow (a worker process is running and handles it) before answering. **Reference**: a Koa app with one handler calling the same \`drainPending\` on a pool built the same way, in its own process, with the device in two headers. Every response is checked (${channelsPerDevice} items each).`,
+  );
+  section.details.bursts = { ours: ours.map((b) => ({ requests: b.latencies.length, seconds: b.seconds })), reference: reference.map((b) => ({ requests: b.latencies.length, seconds: b.seconds })) };
+}
+
+/** Every registration of the world gets one pending row per channel, and an outstanding wake. */
+async function fillPending(stack: BenchStack, channelIds: readonly string[]): Promise<void> {
+  const messageId = nextMessageId();
+  await stack.pool.query(sql.unsafe`
+    INSERT INTO push_pending (registration_id, channel_id, message_count, first_message_id, first_at, last_message_id, is_dm)
+    SELECT r.id, c.id, 3, ${messageId}, now(), ${messageId}, false
+    FROM push_registrations r
+    JOIN server_members sm ON sm.user_id = r.user_id
+    JOIN channels c ON c.server_id = sm.server_id
+    WHERE c.id = ANY(${sql.array(channelIds, 'int8')})
+    ON CONFLICT DO NOTHING`);
+  await stack.pool.query(sql.unsafe`
+    UPDATE push_registrations r SET wake_outstanding = true
+    WHERE EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = r.id AND p.channel_id = ANY(${sql.array(channelIds, 'int8')}))`);
+  await stack.pool.query(sql.unsafe`VACUUM ANALYZE push_pending`);
+}
+
+async function drainBurst(
+  agent: Agent,
+  devices: readonly ApiDevice[],
+  concurrency: number,
+  expectedItems: number,
+  target: (d: ApiDevice) => { url: string; headers: Record<string, string> },
+): Promise<Burst> {
+  const latencies: number[] = [];
+  const started = performance.now();
+  const failures = await settleAll(devices, concurrency, async (device) => {
+    const { url, headers } = target(device);
+    const t = performance.now();
+    const response = await request(url, { method: 'POST', headers, dispatcher: agent });
+    const items = (await response.body.json()) as unknown[];
+    latencies.push(performance.now() - t);
+    if (response.statusCode !== 200 || !Array.isArray(items) || items.length !== expectedItems) {
+      throw new Error(`drain answered ${response.statusCode} with ${Array.isArray(items) ? items.length : 'no'} items`);
+    }
+  });
+  if (failures.length > 0) throw new Error(`${failures.length} drains failed: ${String(failures[0])}`);
+  return { latencies, seconds: (performance.now() - started) / 1000 };
+}

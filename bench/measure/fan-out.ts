@@ -1,0 +1,253 @@
+/**
+ * Items 1–3 — one message to a server channel of N member devices, through the real
+ * processes: JetStream → bridge (recipients, upsert, signal-with-start per device) → worker
+ * (registration workflows, claim and send as local activities, the UnifiedPush transport with
+ * RFC 8291 encryption) → the fake distributor, which decrypts every wake. Side by side:
+ *
+ *   - engine ceiling: as many signal-with-starts, at the bridge's concurrency, to trivial
+ *     workflows that each run one no-op local activity (bench/workflows/ceiling.ts), on a
+ *     worker built by the same `createWorker`;
+ *   - floor: the same wakes posted straight from one process through the same transport.
+ */
+import { settleAll } from '../../src/bridge/concurrency.js';
+import type { DistributorMessage } from '../../src/simulator/distributor.js';
+import { registrationWorkflowId } from '../../temporal/names.js';
+import type { FloorRegistration, FloorRun } from '../children/floor-sender.js';
+import { forkHelper, type Helper } from '../children/ipc.js';
+import { fetchEvents, historyCost } from '../history.js';
+import type { Report, Section } from '../report.js';
+import type { BenchSettings } from '../settings.js';
+import { insertRegistrations, messageEvent, seedServer, type ServerWorld } from '../seed.js';
+import type { BenchStack, RunningApps } from '../stack.js';
+import { quantile, sleep } from '../stats.js';
+import { lineChart } from '../svg.js';
+import { ceilingSignal, ceilingWorkflowType } from '../workflows/ceiling.js';
+import type { DistributorTap } from '../distributor-tap.js';
+
+/** The bridge's signals in flight per event (src/bridge/event-bridge.ts default): the ceiling uses the same. */
+const signalConcurrency = 16;
+/** The worker's local-activity slots (temporal/worker.ts): the floor sends as many at once. */
+const floorConcurrency = 100;
+
+export interface Arrivals {
+  /** ms after the start, ascending. */
+  readonly offsets: number[];
+  readonly expected: number;
+  readonly completed: boolean;
+}
+
+export interface FanOutResult {
+  readonly devices: number;
+  readonly ours: Arrivals;
+  readonly ceiling: Arrivals;
+  readonly floor: Arrivals;
+  /** The bridge's receipt → ack of the event (all signal-with-starts accepted), s. */
+  readonly bridgeSeconds: number | null;
+  /** The ceiling's first signal-with-start → the last one accepted, s. */
+  readonly ceilingSignalSeconds: number;
+}
+
+/** Devices of the small world each side warms up on (first activations load code), not counted. */
+const warmUpDevices = 20;
+
+export async function measureFanOut(stack: BenchStack, report: Report, settings: BenchSettings, tap: DistributorTap): Promise<void> {
+  const section = report.section('fan-out', '1–3. Fan-out: one message to a server channel');
+  section.setup.push(
+    `Each size is its own server (members plus the owner, who writes the message; roles and overwrites as in item 6), one UnifiedPush registration with RFC 8291 keys per member, inserted as \`PUT\` would; their workflows do not exist yet, so each device costs a signal-with-start that starts its workflow (in production a registered device's workflow already runs, idle, since its \`PUT\`, and the message costs a signal to it instead; the ceiling makes the same choice, so the comparison holds). **Ours**: the event is published to JetStream; the bridge process and the worker process (\`dist/src/bin/{bridge,worker}.js\`, production settings: signals 16 at a time per event, worker cache 2,000 workflows, 100 local-activity slots, a pool of 10 connections) do the rest; the clock stops when the fake distributor (in the benchmark process, decrypting every wake) has received the last one. **Engine ceiling**: the benchmark process makes the same number of signal-with-starts, 16 at a time, to a trivial workflow that waits for the signal and runs one no-op local activity (bench/workflows/ceiling.ts), on a worker process built by the same \`createWorker\`; arrivals are the activity's runs. **Floor**: one helper process posts the same wakes to the same endpoints through the production UnifiedPush transport, ${floorConcurrency} at a time (the worker's local-activity slots). Wakes per second = devices ÷ time to the last arrival. Each side first runs once on ${warmUpDevices} other devices, not counted (first activations load code and open connections). The bridge's own time (event received → every signal accepted) comes from its \`push_bridge_event_duration_seconds\` metric. The deadline is ${Math.round(settings.fanOut.deadlineMs(settings.fanOut.sizes.at(-1)!) / 1000)} s for the largest size; a run that misses it is reported with what had arrived.`,
+  );
+  const worlds: ServerWorld[] = [];
+  for (const size of [warmUpDevices, ...settings.fanOut.sizes]) {
+    const world = await seedServer(stack.pool, { members: size, channels: 1, distributor: tap.distributor });
+    await insertRegistrations(stack.pool, world.devices);
+    worlds.push(world);
+  }
+  let apps: RunningApps | undefined;
+  let ceiling: Helper | undefined;
+  let floor: Helper | undefined;
+  const results: FanOutResult[] = [];
+  try {
+    apps = await stack.startApps({ label: 'fanout', taskQueue: 'bench-fanout', apps: ['worker', 'bridge'] });
+    ceiling = forkHelper(stack.dir, 'ceiling-worker');
+    await ceiling.call('start', { address: stack.temporalAddress, taskQueue: 'bench-ceiling' });
+    floor = forkHelper(stack.dir, 'floor-sender');
+    for (const [i, world] of worlds.entries()) {
+      const devices = world.devices.length;
+      const deadlineMs = settings.fanOut.deadlineMs(devices);
+      process.stdout.write(`  ${devices} devices${i === 0 ? ' (warm-up, not counted)' : ''}: ours…`);
+      const bridgeBefore = await bridgeEventSeconds(apps);
+      const ours = await runOurs(stack, tap, world, deadlineMs);
+      const bridgeAfter = await bridgeEventSeconds(apps);
+      process.stdout.write(` ${summary(ours)}; engine ceiling…`);
+      const { arrivals: ceilingRun, signalSeconds } = await runCeiling(stack, ceiling, `${i}`, devices, deadlineMs);
+      process.stdout.write(` ${summary(ceilingRun)}; floor…`);
+      const floorRun = await runFloor(tap, floor, world, deadlineMs);
+      process.stdout.write(` ${summary(floorRun)}\n`);
+      if (i === 0) continue;
+      const bridgeSeconds = bridgeBefore === null || bridgeAfter === null ? null : bridgeAfter - bridgeBefore;
+      const result = { devices, ours, ceiling: ceilingRun, floor: floorRun, bridgeSeconds, ceilingSignalSeconds: signalSeconds };
+      results.push(result);
+      reportSize(report, section, result);
+    }
+    await firstWakeCost(stack, report, section, worlds[1]!);
+  } finally {
+    await floor?.stop();
+    await ceiling?.stop();
+    await apps?.stop();
+  }
+  section.details.runs = results.map((r) => ({
+    devices: r.devices,
+    bridgeSeconds: r.bridgeSeconds,
+    ceilingSignalSeconds: r.ceilingSignalSeconds,
+    ours: describeArrivals(r.ours),
+    ceiling: describeArrivals(r.ceiling),
+    floor: describeArrivals(r.floor),
+  }));
+}
+
+/** Publishes one message; collects the wakes the world's endpoints receive. */
+async function runOurs(stack: BenchStack, tap: DistributorTap, world: ServerWorld, deadlineMs: number): Promise<Arrivals> {
+  const endpoints = new Set(world.devices.map((d) => d.endpoint));
+  const offsets: number[] = [];
+  const problems: string[] = [];
+  const started = Date.now();
+  tap.listen((message: DistributorMessage) => {
+    if (!endpoints.has(message.endpoint)) return;
+    offsets.push(Date.now() - started);
+    problems.push(...message.problems);
+  });
+  try {
+    const message = messageEvent(world.channelIds[0]!, world.ownerId);
+    await stack.nats.jetstream().publish(`channel.${world.channelIds[0]}.MESSAGE_CREATE`, message.body, { msgID: `message-${message.id}` });
+    const completed = await until(() => offsets.length >= endpoints.size, deadlineMs, () => `${offsets.length} wakes`);
+    if (problems.length > 0) throw new Error(`the distributor found problems in our wakes: ${problems.slice(0, 3).join('; ')}`);
+    return { offsets, expected: endpoints.size, completed };
+  } finally {
+    tap.listen(undefined);
+  }
+}
+
+async function runCeiling(stack: BenchStack, helper: Helper, run: string, devices: number, deadlineMs: number): Promise<{ arrivals: Arrivals; signalSeconds: number }> {
+  await helper.call('take');
+  const ids = Array.from({ length: devices }, (_, i) => `bench-ceiling:${run}:${i}`);
+  const started = Date.now();
+  const failures = await settleAll(ids, signalConcurrency, async (workflowId) => {
+    await stack.temporal.workflow.signalWithStart(ceilingWorkflowType, { taskQueue: 'bench-ceiling', workflowId, signal: ceilingSignal, signalArgs: [] });
+  });
+  if (failures.length > 0) throw new Error(`${failures.length} ceiling signal-with-starts failed: ${String(failures[0])}`);
+  const signalSeconds = (Date.now() - started) / 1000;
+  const count = () => helper.call<number>('count');
+  const completed = await until(async () => (await count()) >= devices, deadlineMs, async () => `${await count()} activities`, 200);
+  const times = await helper.call<number[]>('take');
+  return { arrivals: { offsets: times.map((t) => t - started).sort((a, b) => a - b), expected: devices, completed }, signalSeconds };
+}
+
+/** The bridge's total event-handling time so far (receipt → ack), from its /metrics. */
+async function bridgeEventSeconds(apps: RunningApps): Promise<number | null> {
+  const text = await (await fetch(apps.bridgeMetricsUrl)).text().catch(() => '');
+  const line = text.split('\n').find((l) => l.startsWith('push_bridge_event_duration_seconds_sum'));
+  return line === undefined ? null : Number(line.trim().split(/\s+/).at(-1));
+}
+
+async function runFloor(tap: DistributorTap, helper: Helper, world: ServerWorld, deadlineMs: number): Promise<Arrivals> {
+  const endpoints = new Set(world.devices.map((d) => d.endpoint));
+  const registrations: FloorRegistration[] = world.devices.map((d, i) => ({ id: String(i), token: d.endpoint, p256dh: d.keys.p256dh.toString('base64url'), auth: d.keys.auth.toString('base64url') }));
+  const arrivals: number[] = [];
+  tap.listen((message) => {
+    if (endpoints.has(message.endpoint)) arrivals.push(Date.now());
+  });
+  try {
+    const sent = await helper.call<FloorRun>('send', { registrations, concurrency: floorConcurrency });
+    const completed = await until(() => arrivals.length >= endpoints.size, deadlineMs, () => `${arrivals.length} wakes`);
+    if ((sent.outcomes.delivered ?? 0) !== endpoints.size) throw new Error(`floor: ${JSON.stringify(sent.outcomes)}`);
+    return { offsets: arrivals.map((t) => t - sent.startedAt).sort((a, b) => a - b), expected: endpoints.size, completed };
+  } finally {
+    tap.listen(undefined);
+  }
+}
+
+function reportSize(report: Report, section: Section, result: FanOutResult): void {
+  const n = result.devices.toLocaleString('en-US');
+  const last = (a: Arrivals) => (a.completed ? a.offsets.at(-1)! / 1000 : null);
+  const rate = (a: Arrivals) => (a.offsets.length === 0 ? null : a.offsets.length / (a.offsets.at(-1)! / 1000));
+  const missed = (a: Arrivals, who: string) => (a.completed ? [] : [`${who}: ${a.offsets.length} of ${a.expected} by the deadline`]);
+  const notes = [...missed(result.ours, 'ours'), ...missed(result.ceiling, 'ceiling'), ...missed(result.floor, 'floor')];
+  const note = notes.length === 0 ? undefined : notes.join('; ');
+  report.figure(section, { name: `${n} devices: message → last wake`, value: last(result.ours), unit: 's', reference: { name: 'engine ceiling', value: last(result.ceiling) }, note, headline: '1. fan-out' });
+  report.figure(section, { name: `${n} devices: wakes per second`, value: rate(result.ours), unit: '/s', reference: { name: 'engine ceiling: no-op activities per second', value: rate(result.ceiling) }, headline: '2. engine ceiling' });
+  report.figure(section, { name: `${n} devices: wakes per second`, value: rate(result.ours), unit: '/s', reference: { name: 'floor: direct POSTs from one process', value: rate(result.floor) }, headline: '3. floor' });
+  report.figure(section, {
+    name: `${n} devices: the bridge's event → all signal-with-starts accepted`,
+    value: result.bridgeSeconds,
+    unit: 's',
+    reference: { name: 'engine ceiling: the same number of signal-with-starts, 16 at a time', value: result.ceilingSignalSeconds },
+  });
+  report.figure(section, { name: `${n} devices: message → first wake`, value: (result.ours.offsets[0] ?? Number.NaN) / 1000, unit: 's', reference: { name: 'engine ceiling', value: (result.ceiling.offsets[0] ?? Number.NaN) / 1000 } });
+  const curve = (a: Arrivals) => [[0, 0] as const, ...a.offsets.map((t, i) => [t / 1000, i + 1] as const)];
+  report.plot(
+    section,
+    `fan-out-${result.devices}.svg`,
+    `Fan-out to ${n} devices: cumulative wakes over time, ours vs engine ceiling vs floor`,
+    lineChart({
+      title: `One message to ${n} devices: cumulative arrivals`,
+      xLabel: 'seconds after the message (ours) / the first signal (ceiling) / the first POST (floor)',
+      yLabel: 'wakes received',
+      series: [
+        { name: 'ours: bridge → workflows → UnifiedPush', points: curve(result.ours), step: true },
+        { name: 'engine ceiling: signal-with-start → no-op local activity', points: curve(result.ceiling), step: true, dashed: true },
+        { name: 'floor: direct POSTs from one process', points: curve(result.floor), step: true },
+      ],
+    }),
+  );
+}
+
+/** History cost of a device's first wake in the fan-out: its workflow started by the message. */
+async function firstWakeCost(stack: BenchStack, report: Report, section: Section, world: ServerWorld): Promise<void> {
+  const sample = world.devices.slice(0, 5);
+  const costs = await Promise.all(sample.map(async (d) => historyCost(await fetchEvents(stack.temporal, registrationWorkflowId(d.userId, d.deviceId)))));
+  const ceilingEvents = await fetchEvents(stack.temporal, 'bench-ceiling:1:0');
+  const ceilingCost = historyCost(ceilingEvents);
+  const avg = (key: 'events' | 'actions') => costs.reduce((a, c) => a + c[key], 0) / costs.length;
+  report.figure(section, { name: 'history of a device woken by its first message (events)', value: avg('events'), unit: 'events', reference: { name: 'ceiling workflow, whole history', value: ceilingCost.events } });
+  report.figure(section, { name: 'billable actions (estimate) of that history', value: avg('actions'), unit: 'actions', reference: { name: 'ceiling workflow', value: ceilingCost.actions } });
+  section.details.firstWakeHistory = { ours: costs[0], ceiling: ceilingCost };
+}
+
+function describeArrivals(a: Arrivals) {
+  return {
+    expected: a.expected,
+    received: a.offsets.length,
+    completed: a.completed,
+    firstMs: a.offsets[0] ?? null,
+    p50Ms: a.offsets.length === 0 ? null : quantile(a.offsets, 0.5),
+    lastMs: a.offsets.at(-1) ?? null,
+    // The curve, thinned to at most 200 points: [ms, cumulative count].
+    curve: thinCurve(a.offsets),
+  };
+}
+
+function thinCurve(offsets: readonly number[]): [number, number][] {
+  const step = Math.max(1, Math.ceil(offsets.length / 200));
+  const out: [number, number][] = [];
+  for (let i = step - 1; i < offsets.length; i += step) out.push([offsets[i]!, i + 1]);
+  if (offsets.length > 0 && out.at(-1)?.[1] !== offsets.length) out.push([offsets.at(-1)!, offsets.length]);
+  return out;
+}
+
+function summary(a: Arrivals): string {
+  return `${a.offsets.length}/${a.expected} in ${((a.offsets.at(-1) ?? 0) / 1000).toFixed(1)} s`;
+}
+
+/** Polls `done` until it holds or `timeoutMs` passed; prints `progress()` every 30 s meanwhile. */
+async function until(done: () => boolean | Promise<boolean>, timeoutMs: number, progress: () => string | Promise<string>, pollMs = 20): Promise<boolean> {
+  const start = Date.now();
+  let shown = start;
+  while (Date.now() < start + timeoutMs) {
+    if (await done()) return true;
+    if (Date.now() - shown >= 30_000) {
+      shown = Date.now();
+      process.stdout.write(` [${Math.round((shown - start) / 1000)} s: ${await progress()}]`);
+    }
+    await sleep(pollMs);
+  }
+  return done();
+}

@@ -1,0 +1,199 @@
+/**
+ * What a benchmark run found, and how it is written: `bench/results/latest.json` (every
+ * figure, every detail, the environment) and `docs/benchmarks.md` (a table per measurement,
+ * each figure next to its reference from the same run and their ratio, plus the SVG plots
+ * under `docs/benchmarks/`).
+ */
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { projectRoot } from '../src/paths.js';
+import type { BenchSettings } from './settings.js';
+import type { Environment } from './stack.js';
+import { round } from './stats.js';
+
+export interface Figure {
+  /** What was measured, for the table. */
+  readonly name: string;
+  /** null: not measured (the run did not get that far); say why in `note`. */
+  readonly value: number | null;
+  readonly unit: string;
+  /** The reference measured side by side, in the same unit. */
+  readonly reference?: { readonly name: string; readonly value: number | null };
+  readonly note?: string;
+  /** Also shown in the summary at the top, under this item label (e.g. "1. fan-out"). */
+  readonly headline?: string;
+}
+
+export interface Table {
+  readonly title: string;
+  readonly header: readonly string[];
+  readonly rows: readonly (readonly (string | number)[])[];
+}
+
+export interface Section {
+  readonly id: string;
+  readonly title: string;
+  /** How it was measured: sentences for the docs. */
+  readonly setup: string[];
+  readonly figures: Figure[];
+  readonly tables: Table[];
+  readonly plots: { readonly file: string; readonly caption: string }[];
+  /** Anything else worth keeping in the JSON (series, per-device counts…). */
+  readonly details: Record<string, unknown>;
+  error?: string;
+}
+
+const docsDir = path.join(projectRoot, 'docs');
+const plotsDir = path.join(docsDir, 'benchmarks');
+const resultsDir = path.join(projectRoot, 'bench', 'results');
+
+export class Report {
+  readonly sections: Section[] = [];
+  readonly #svgs = new Map<string, string>();
+
+  section(id: string, title: string): Section {
+    const section: Section = { id, title, setup: [], figures: [], tables: [], plots: [], details: {} };
+    this.sections.push(section);
+    process.stdout.write(`\n== ${title}\n`);
+    return section;
+  }
+
+  /** Records a figure and prints it. */
+  figure(section: Section, figure: Figure): void {
+    const clean: Figure = {
+      ...figure,
+      value: figure.value === null ? null : round(figure.value),
+      ...(figure.reference === undefined ? {} : { reference: { ...figure.reference, value: figure.reference.value === null ? null : round(figure.reference.value) } }),
+    };
+    section.figures.push(clean);
+    const ref = clean.reference === undefined ? '' : `   vs ${clean.reference.name}: ${show(clean.reference.value)} ${clean.unit}   ratio ${showRatio(clean)}`;
+    process.stdout.write(`  ${clean.name}: ${show(clean.value)} ${clean.unit}${ref}${clean.note ? `   (${clean.note})` : ''}\n`);
+  }
+
+  plot(section: Section, file: string, caption: string, svg: string): void {
+    this.#svgs.set(file, svg);
+    section.plots.push({ file, caption });
+  }
+
+  /** Writes the results; sections in `order` (by id), whatever order they ran in. */
+  write(run: {
+    readonly startedAt: Date;
+    readonly finishedAt: Date;
+    readonly environment: Environment | undefined;
+    readonly settings: BenchSettings;
+    readonly order: readonly string[];
+    readonly loadAverage: { readonly start: number; readonly end: number };
+  }): void {
+    const rank = (s: Section) => (run.order.indexOf(s.id) + run.order.length + 1) % (run.order.length + 1);
+    this.sections.sort((a, b) => rank(a) - rank(b));
+    mkdirSync(resultsDir, { recursive: true });
+    mkdirSync(plotsDir, { recursive: true });
+    for (const old of readdirSync(plotsDir).filter((f) => f.endsWith('.svg'))) rmSync(path.join(plotsDir, old));
+    for (const [file, svg] of this.#svgs) writeFileSync(path.join(plotsDir, file), svg);
+    const partial = run.settings.only.size < run.order.length;
+    const json = {
+      at: run.finishedAt.toISOString(),
+      durationSeconds: Math.round((run.finishedAt.getTime() - run.startedAt.getTime()) / 1000),
+      scale: run.settings.scale,
+      measurements: [...run.settings.only],
+      environment: run.environment,
+      loadAverage: run.loadAverage,
+      sections: this.sections.map((s) => ({
+        id: s.id,
+        title: s.title,
+        ...(s.error === undefined ? {} : { error: s.error }),
+        setup: s.setup,
+        figures: s.figures.map((f) => ({ ...f, ratio: ratio(f) })),
+        tables: s.tables,
+        plots: s.plots.map((p) => `docs/benchmarks/${p.file}`),
+        details: s.details,
+      })),
+    };
+    writeFileSync(path.join(resultsDir, 'latest.json'), JSON.stringify(json, null, 2) + '\n');
+    writeFileSync(path.join(docsDir, 'benchmarks.md'), this.markdown(run, partial));
+  }
+
+  private markdown(run: Parameters<Report['write']>[0], partial: boolean): string {
+    const env = run.environment;
+    const minutes = ((run.finishedAt.getTime() - run.startedAt.getTime()) / 60_000).toFixed(1);
+    const lines: string[] = [];
+    lines.push('# Benchmarks', '');
+    lines.push(
+      `Written by \`make bench\` (bench/run.ts) on ${run.finishedAt.toISOString()} in ${minutes} min, scale \`${run.settings.scale}\`` +
+        (partial ? ` — **a partial run** (${[...run.settings.only].join(', ')}); \`make bench\` without \`BENCH_ONLY\` writes them all.` : '.'),
+      '',
+    );
+    if (env !== undefined) {
+      lines.push('| environment | |', '| --- | --- |');
+      lines.push(`| machine | ${env.cores} × ${env.cpu}, ${env.memoryGiB} GiB, ${env.os} |`);
+      lines.push(`| Node | ${env.node} |`);
+      lines.push(`| Temporal | ${env.temporalCli} (dev server, SQLite); TypeScript SDK ${env.temporalSdk} |`);
+      lines.push(`| PostgreSQL | ${env.postgres} (fsync on) |`);
+      lines.push(`| NATS | ${env.nats} (JetStream, file storage) |`);
+      lines.push(`| load average (1 min) | ${run.loadAverage.start.toFixed(2)} before the run, ${run.loadAverage.end.toFixed(2)} after it (others' work on the machine skews every timing) |`, '');
+    }
+    lines.push('## How to read', '');
+    lines.push(
+      'Every figure sits next to a reference measured in the same run on the same machine, and the last',
+      'column is ours ÷ reference. For throughput (per second) a ratio below 1 is the share of the',
+      'reference we reach; for times, sizes and counts a ratio above 1 is how many times more we spend.',
+      'The stack is private and local (.dev/bench): PostgreSQL, NATS JetStream and the Temporal CLI dev',
+      'server, whose single SQLite-backed process is far slower than a Temporal cluster, on a',
+      'machine whose cores it shares with the api, worker, bridge and the load generator. Read absolute',
+      'numbers as this machine\'s, and the ratios as the finding: where time goes and what each wake',
+      'costs. Counts (history events, actions, wakes per device) do not depend on the machine. The',
+      'plots are in docs/benchmarks/, every number and series in bench/results/latest.json. Nothing',
+      'here is asserted by a test; that crashes lose nothing is the subject of the fault tests',
+      '(test/faults), which assert outcomes, never timings.',
+      '',
+    );
+    // By item number (1. … 8.), then the rest; stable within an item.
+    const item = (f: Figure) => Number(/^(\d+)\./.exec(f.headline ?? '')?.[1] ?? 99);
+    const headlines = this.sections.flatMap((s) => s.figures.filter((f) => f.headline !== undefined)).sort((a, b) => item(a) - item(b));
+    if (headlines.length > 0) {
+      lines.push('## Summary', '');
+      lines.push('| item | measurement | ours | reference | ours ÷ reference |', '| --- | --- | --- | --- | --- |');
+      for (const f of headlines) lines.push(`| ${f.headline} | ${f.name} | ${show(f.value)} ${f.unit} | ${referenceCell(f)} | ${showRatio(f)} |`);
+      lines.push('', 'Each section below has the full table, the setup and the plots.', '');
+    }
+    for (const section of this.sections) {
+      lines.push(`## ${section.title}`, '');
+      if (section.error !== undefined) lines.push(`**Did not complete:** ${section.error}`, '');
+      if (section.figures.length > 0) {
+        lines.push('| measurement | ours | reference | ours ÷ reference |', '| --- | --- | --- | --- |');
+        for (const f of section.figures) {
+          lines.push(`| ${f.name}${f.note ? ` — ${f.note}` : ''} | ${show(f.value)} ${f.unit} | ${referenceCell(f)} | ${showRatio(f)} |`);
+        }
+        lines.push('');
+      }
+      for (const table of section.tables) {
+        lines.push(`${table.title}`, '', `| ${table.header.join(' | ')} |`, `| ${table.header.map(() => '---').join(' | ')} |`);
+        for (const row of table.rows) lines.push(`| ${row.map((c) => (typeof c === 'number' ? show(round(c)) : c)).join(' | ')} |`);
+        lines.push('');
+      }
+      for (const plot of section.plots) lines.push(`![${plot.caption}](benchmarks/${plot.file})`, '');
+      for (const paragraph of section.setup) lines.push(paragraph, '');
+    }
+    return lines.join('\n').replace(/\n{3,}/g, '\n\n');
+  }
+}
+
+function referenceCell(f: Figure): string {
+  return f.reference === undefined ? '' : `${show(f.reference.value)} ${f.unit} (${f.reference.name})`;
+}
+
+function ratio(f: Figure): number | null {
+  if (f.reference === undefined || f.value === null || f.reference.value === null || f.reference.value === 0) return null;
+  return round(f.value / f.reference.value);
+}
+
+function showRatio(f: Figure): string {
+  const r = ratio(f);
+  return r === null ? (f.reference === undefined ? '' : '—') : `${r}×`;
+}
+
+function show(value: number | null): string {
+  if (value === null) return 'not measured';
+  if (!Number.isFinite(value)) return String(value);
+  return Math.abs(value) >= 10_000 ? Math.round(value).toLocaleString('en-US') : String(value);
+}

@@ -1,0 +1,61 @@
+/**
+ * Sizes of every measurement. `BENCH_SCALE=small` shrinks them for a quick development run;
+ * the default is what issue 9 names. `BENCH_ONLY=fan-out,drain-api,…` runs a subset (the
+ * names of `measurementNames`). The benchmark's own knobs, so read here (bench/ is outside
+ * the services' configuration).
+ */
+export const measurementNames = ['claim', 'wake-path', 'bridge-sql', 'fan-out', 'drain-api', 'live-traffic', 'worker-memory'] as const;
+export type MeasurementName = (typeof measurementNames)[number];
+
+export interface BenchSettings {
+  readonly scale: 'full' | 'small';
+  readonly only: ReadonlySet<MeasurementName>;
+  readonly claim: { readonly devices: number; readonly rounds: number };
+  readonly wakePath: { readonly devices: number };
+  /** Devices of the server channels woken by one message. */
+  readonly fanOut: { readonly sizes: readonly number[]; readonly deadlineMs: (devices: number) => number };
+  readonly bridgeSql: { readonly recipients: number; readonly repeats: number };
+  readonly drainApi: { readonly devices: number; readonly concurrency: number; readonly rounds: number; readonly channelsPerDevice: number };
+  readonly liveTraffic: {
+    readonly durationMs: number;
+    readonly busyDevices: number;
+    readonly quietDevices: number;
+    readonly quietEveryMs: number;
+    readonly idleDevices: number;
+  };
+  readonly workerMemory: { readonly steps: readonly number[] };
+}
+
+const full: Omit<BenchSettings, 'only'> = {
+  scale: 'full',
+  claim: { devices: 200, rounds: 20 },
+  wakePath: { devices: 30 },
+  // Generous: the 10,000-device run is reported as it went, finished or not.
+  fanOut: { sizes: [1_000, 10_000], deadlineMs: (devices) => Math.max(60_000, devices * 60) },
+  bridgeSql: { recipients: 10_000, repeats: 5 },
+  drainApi: { devices: 500, concurrency: 32, rounds: 4, channelsPerDevice: 3 },
+  liveTraffic: { durationMs: 5 * 60_000, busyDevices: 20, quietDevices: 5, quietEveryMs: 20_000, idleDevices: 5 },
+  workerMemory: { steps: [1_000, 2_000] },
+};
+
+const small: Omit<BenchSettings, 'only'> = {
+  scale: 'small',
+  claim: { devices: 100, rounds: 5 },
+  wakePath: { devices: 10 },
+  fanOut: { sizes: [200, 1_000], deadlineMs: (devices) => Math.max(60_000, devices * 60) },
+  bridgeSql: { recipients: 1_000, repeats: 3 },
+  drainApi: { devices: 100, concurrency: 16, rounds: 2, channelsPerDevice: 3 },
+  liveTraffic: { durationMs: 60_000, busyDevices: 5, quietDevices: 3, quietEveryMs: 20_000, idleDevices: 3 },
+  workerMemory: { steps: [250, 500] },
+};
+
+export function loadBenchSettings(env: Readonly<Record<string, string | undefined>> = process.env): BenchSettings {
+  const scale = env.BENCH_SCALE ?? 'full';
+  if (scale !== 'full' && scale !== 'small') throw new Error(`BENCH_SCALE must be full or small (got "${scale}")`);
+  const names = (env.BENCH_ONLY ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  for (const name of names) {
+    if (!(measurementNames as readonly string[]).includes(name)) throw new Error(`BENCH_ONLY: unknown measurement "${name}" (known: ${measurementNames.join(', ')})`);
+  }
+  const only = new Set((names.length === 0 ? measurementNames : names) as MeasurementName[]);
+  return { ...(scale === 'small' ? small : full), only };
+}
