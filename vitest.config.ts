@@ -5,7 +5,8 @@ import FailureSummaryReporter from './test/support/failure-summary-reporter.js';
 //   unit        pure logic, no services;
 //   integration real PostgreSQL, NATS JetStream and the Temporal dev server, started once by
 //               test/support/global-setup.ts on free ports; a fresh database per test file;
-//   workflow    Temporal's time-skipping test server; run one file at a time, as the SDK asks.
+//   workflow    Temporal's time-skipping test server; run one file at a time, as the SDK asks;
+//   faults      kill -9 of the built processes and restarts of private services (issue 9).
 export default defineConfig({
   test: {
     // The summary comes last: CI shows the tail of the output.
@@ -34,6 +35,18 @@ export default defineConfig({
           fileParallelism: false,
           sequence: { groupOrder: 2 },
           testTimeout: 120_000,
+          hookTimeout: 180_000,
+        },
+      },
+      {
+        test: {
+          name: 'faults',
+          include: ['test/faults/**/*.test.ts'],
+          // Each file starts its own private PostgreSQL, NATS and Temporal dev server
+          // (test/support/fault-stack.ts): the files kill and restart them, one file at a time.
+          fileParallelism: false,
+          sequence: { groupOrder: 3 },
+          testTimeout: 240_000,
           hookTimeout: 180_000,
         },
       },

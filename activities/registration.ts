@@ -42,6 +42,9 @@ export type ClaimResult =
     }
   | {
       readonly status: 'not-claimed';
+      readonly registrationId: string;
+      /** What a wake sent now would carry: for a claim the workflow has to send again (see the workflow). */
+      readonly priority: Priority;
       readonly transport: TransportName;
       readonly intervals: Config['coalescing'];
       readonly observed: { readonly outstanding: boolean; readonly hasPending: boolean; readonly lastWokenAt: number | null };
@@ -65,6 +68,7 @@ const claimRow = z.object({
   wake_outstanding: z.boolean(),
   last_woken_at: z.date().nullable(),
   has_pending: z.boolean(),
+  dm_pending: z.boolean(),
   claimed: z.boolean(),
   high: z.boolean().nullable(),
 });
@@ -75,6 +79,7 @@ const sendRow = z.object({
   token: z.string(),
   up_p256dh: z.instanceof(Buffer).nullable(),
   up_auth: z.instanceof(Buffer).nullable(),
+  failures: z.number(),
 });
 
 export function createRegistrationActivities(deps: RegistrationActivityDeps) {
@@ -89,7 +94,8 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
     const row = await pool.maybeOne(sql.type(claimRow)`
       WITH current AS (
         SELECT r.id, r.transport, r.wake_outstanding, r.last_woken_at,
-               EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = r.id) AS has_pending
+               EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = r.id) AS has_pending,
+               EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = r.id AND p.is_dm) AS dm_pending
         FROM push_registrations r
         WHERE r.user_id = ${input.userId} AND r.device_id = ${input.deviceId}
       ), claimed AS (
@@ -108,7 +114,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
           )
         RETURNING r.id, EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = r.id AND p.is_dm) AS high
       )
-      SELECT current.id, current.transport, current.wake_outstanding, current.last_woken_at, current.has_pending,
+      SELECT current.id, current.transport, current.wake_outstanding, current.last_woken_at, current.has_pending, current.dm_pending,
              claimed.id IS NOT NULL AS claimed, claimed.high
       FROM current LEFT JOIN claimed ON claimed.id = current.id
     `);
@@ -118,6 +124,8 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
     }
     return {
       status: 'not-claimed',
+      registrationId: row.id,
+      priority: row.dm_pending ? 'high' : 'normal',
       transport: row.transport,
       intervals: coalescing,
       observed: { outstanding: row.wake_outstanding, hasPending: row.has_pending, lastWokenAt: row.last_woken_at?.getTime() ?? null },
@@ -141,7 +149,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
 
   async function sendWakeUnguarded(input: SendInput): Promise<SendResult> {
     const row = await pool.maybeOne(sql.type(sendRow)`
-      SELECT id, transport, token, up_p256dh, up_auth FROM push_registrations WHERE id = ${input.registrationId}`);
+      SELECT id, transport, token, up_p256dh, up_auth, failures FROM push_registrations WHERE id = ${input.registrationId}`);
     if (row === null) return { outcome: 'gone' };
     const registration: RegistrationForSend = { id: row.id, transport: row.transport, token: row.token, p256dh: row.up_p256dh, auth: row.up_auth };
     const outcome = await deps.transports.forRegistration(registration).send(registration, input.priority);
@@ -149,7 +157,9 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
     const ids = { registrationId: row.id, userId: input.userId, deviceId: input.deviceId, transport: row.transport };
     switch (outcome.kind) {
       case 'delivered':
-        await pool.query(sql.unsafe`UPDATE push_registrations SET failures = 0 WHERE id = ${row.id} AND token = ${row.token} AND failures <> 0`);
+        // The wake is out: nothing after this point may fail the activity, or Temporal would
+        // retry it and send the wake a second time (a PostgreSQL restart here did exactly that).
+        if (row.failures > 0) await resetFailures(registration, ids);
         return { outcome: 'delivered' };
       case 'dead':
         await deleteIfUnchanged(registration);
@@ -188,6 +198,15 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
       message: `transient send failure ${failures}/${maxConsecutiveFailures}: ${reason}`,
       nextRetryDelay: retryAfterMs,
     });
+  }
+
+  /** After a delivery: the failure count starts again. Best effort; a miss is reset by the next delivery. */
+  async function resetFailures(registration: RegistrationForSend, ids: Record<string, string>): Promise<void> {
+    try {
+      await pool.query(sql.unsafe`UPDATE push_registrations SET failures = 0 WHERE id = ${registration.id} AND token = ${registration.token} AND failures <> 0`);
+    } catch (error) {
+      log.warn({ ...ids, error: error instanceof Error ? error.name : 'unknown' }, 'wake delivered; could not reset the failure count (the next delivery will)');
+    }
   }
 
   /** Deletes the registration unless it was re-registered with another token meanwhile. */

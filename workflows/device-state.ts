@@ -81,7 +81,16 @@ export class DeviceState {
     this.wakesThisRun += 1;
   }
 
-  onObserved(observed: ObservedState, now: number): void {
+  /**
+   * Takes what a claim that did not claim saw. Returns true when PostgreSQL holds an
+   * outstanding wake this workflow never recorded claiming: only this workflow claims for its
+   * device, so that is its own claim, made in a workflow task whose completion was lost (its
+   * worker died, or the Temporal server lost the completion) — the task ran again, and its
+   * claim, at the retried task's later time, no longer matched. (Or, after a lost history, a
+   * claim of an earlier run.) Whether that claim's wake went out is unknown.
+   */
+  onObserved(observed: ObservedState, now: number): boolean {
+    const unrecordedClaim = observed.outstanding && observed.lastWokenAt !== null && observed.lastWokenAt !== this.lastWakeAt;
     this.outstanding = observed.outstanding;
     this.lastWakeAt = observed.lastWokenAt;
     this.pendingSeen = observed.hasPending;
@@ -91,6 +100,7 @@ export class DeviceState {
       this.checkRequested = true;
       this.notBefore = now + 1_000;
     }
+    return unrecordedClaim;
   }
 
   /**

@@ -14,6 +14,7 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setCurrentDetails,
@@ -62,11 +63,15 @@ const remote = proxyActivities<Activities>({ startToCloseTimeout: '15s', retry: 
 const remoteSend = proxyActivities<Activities>({ startToCloseTimeout: '20s', retry: sendRetry } satisfies ActivityOptions);
 
 /**
- * Continue as new after this many wakes even if the server does not suggest it yet. At ~11
- * history events per wake a run stays near 2,000 events, so a workflow that falls out of the
- * worker cache (or moves to another worker) replays little before its next wake.
+ * Continue as new after this many wakes even if the server does not suggest it yet. At 12–17
+ * history events per wake→drain cycle (measured by `make bench`) a run stays near 2,400–3,300
+ * events, so a workflow that falls out of the worker cache (or moves to another worker)
+ * replays little before its next wake.
  */
 const defaultContinueAsNewAfterWakes = 200;
+
+/** Patch id: a claim whose workflow task was lost is sent again instead of waiting for the re-wake. */
+export const resendUnrecordedClaimPatch = 'resend-unrecorded-claim';
 
 export async function registrationWorkflow(input: RegistrationWorkflowInput): Promise<RegistrationWorkflowResult> {
   const { userId, deviceId } = input;
@@ -104,10 +109,15 @@ export async function registrationWorkflow(input: RegistrationWorkflowInput): Pr
     state.intervals = claim.intervals;
     setTransport(state, claim.transport);
     if (claim.status === 'not-claimed') {
-      state.onObserved(claim.observed, now);
-      continue;
+      // A claim this workflow made in a task lost with its worker: its wake may never have
+      // been sent. Send it now (at least once) rather than leave the device without a wake
+      // until the re-wake — 15 minutes in production. A wake that did go out and is still
+      // undrained is sent twice: the provider collapses the two (collapse_key, Topic: wake).
+      if (!state.onObserved(claim.observed, now) || !patched(resendUnrecordedClaimPatch)) continue;
+      state.onClaimed(claim.observed.lastWokenAt!);
+    } else {
+      state.onClaimed(now);
     }
-    state.onClaimed(now);
     setCurrentDetails(state.details(Date.now()));
     const sent: SendResult = await sendProxy.sendWake({ registrationId: claim.registrationId, userId, deviceId, priority: claim.priority });
     // A dead token was deleted with its registration: the next look finds it gone and ends.

@@ -3,6 +3,7 @@
  * server with the real claim SQL on PostgreSQL and real wakes to a fake distributor.
  */
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { sql } from 'slonik';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { minIntervalMs, rewakeAfterMs, WorkflowHarness } from '../support/workflow-harness.js';
 
@@ -172,6 +173,26 @@ describe('signal orderings around a drain (PostgreSQL is the truth, signals are 
     // …where PostgreSQL says drained and pending: the message is woken, not lost.
     await h.untilWakes(device, 2);
     expectGap((await lastWake(device)) - first, rewakeAfterMs);
+  });
+
+  it('sends the wake of a claim whose workflow task was lost, instead of waiting for the re-wake', async () => {
+    // What a worker killed between the claim and the end of its workflow task leaves: the
+    // claim in PostgreSQL (outstanding, last_woken_at = that task's time), nothing in the
+    // history. The retried task claims again at its own, later time, which does not match.
+    const device = await h.registerDevice();
+    await h.until(device, 'the first look done', (s) => !s.checkRequested && s.nextTimer === null);
+    const lostClaimAt = await h.env.currentTimeMs();
+    await h.db.pool.query(sql.unsafe`
+      UPDATE push_registrations SET wake_outstanding = true, last_woken_at = ${new Date(lostClaimAt).toISOString()}
+      WHERE user_id = ${device.userId} AND device_id = ${device.deviceId}`);
+    await h.message(device, 10, true);
+    const [wake] = await h.untilWakes(device, 1);
+    expect(wake).toMatchObject({ urgency: 'high', problems: [] });
+    // The claim is adopted as it stands: no second claim, and the re-wake counts from it.
+    expect((await h.row(device))?.last_woken_at?.getTime()).toBe(lostClaimAt);
+    const state = await h.until(device, 'waiting for the re-wake', (s) => s.outstanding && s.nextTimer?.reason === 'rewake');
+    expect(Date.parse(state.nextTimer!.at)).toBe(lostClaimAt + rewakeAfterMs);
+    expect(h.wakes(device)).toHaveLength(1);
   });
 
   it('a message whose pending signal was lost is woken by the next signal of any kind', async () => {

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
+import { waitFor } from '../../../src/dev/daemons.js';
 import { startTestApi, type TestApi } from '../../support/api.js';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
 import { signDeviceToken, testJwtSecret } from '../../support/jwt.js';
@@ -104,8 +105,16 @@ describe('POST /api/push/drain', () => {
     expect(await pendingChannels(db.pool, device.registration)).toEqual([]);
     expect((await registrationRowOf(db.pool, device.user, device.deviceId))?.wake_outstanding).toBe(false);
     expect((await drain(device.token)).json).toEqual([]);
-    const workflow = await seenWorkflow(api.temporal.client, device.user, device.deviceId);
-    expect(workflow?.signals.map((signal) => signal.name)).toEqual(['registered', 'drained', 'drained']);
+    // The workflow is told after the answer (an answer must not wait for Temporal).
+    const signals = await waitFor(
+      'both drained signals',
+      async () => {
+        const names = (await seenWorkflow(api.temporal.client, device.user, device.deviceId))?.signals.map((signal) => signal.name);
+        return names !== undefined && names.length >= 3 && names;
+      },
+      10_000,
+    );
+    expect(signals).toEqual(['registered', 'drained', 'drained']);
   });
 
   it('clears the outstanding wake even when nothing is waiting', async () => {

@@ -3,6 +3,7 @@
  * unknown paths and methods, and registrations that still succeed while Temporal is down.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../src/dev/daemons.js';
 import { startTestApi, type TestApi } from '../../support/api.js';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
 import { signDeviceToken, testJwtSecret } from '../../support/jwt.js';
@@ -124,7 +125,15 @@ describe('Temporal unreachable', () => {
       expect((await checked(down)('POST', '/api/push/drain', { token })).status).toBe(200);
       expect((await checked(down)('DELETE', '/api/push/registration', { token })).status).toBe(204);
 
-      const failuresAfter = await announceFailures();
+      // The drain answers before it tells Temporal: wait for its announcement to give up too.
+      const failuresAfter = await waitFor(
+        'the three announcements to fail',
+        async () => {
+          const now = await announceFailures();
+          return (['registered', 'drained', 'deleted'] as const).every((name) => now[name] > failuresBefore[name]) && now;
+        },
+        10_000,
+      );
       expect(failuresAfter.registered - failuresBefore.registered).toBe(1);
       expect(failuresAfter.drained - failuresBefore.drained).toBe(1);
       expect(failuresAfter.deleted - failuresBefore.deleted).toBe(1);

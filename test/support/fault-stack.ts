@@ -1,0 +1,183 @@
+/**
+ * A private stack for the faults tier, one per test file: PostgreSQL, NATS with JetStream and
+ * the Temporal dev server under `.dev/test-faults-<pid>` on free ports — never the services the
+ * integration tier shares — plus the built api, worker and bridge as detached daemons (pid
+ * files under the same directory), so that
+ *
+ *   - `kill(name)` is a real SIGKILL of a real process, and `start(name)` brings it back on
+ *     the same port with the same environment;
+ *   - `restartService(name)` stops a backing service and starts it again with the same data
+ *     directory and port, as an operator's restart would;
+ *   - `close()` stops everything and removes the directory, and a run killed before its
+ *     `close()` is cleaned up by the next one (test/support/stale-runs.ts: the directory
+ *     names a pid that is no longer alive; the apps are daemons with pid files there too).
+ *
+ *   const stack = await startFaultStack({ apps: { api: 2, worker: 2, bridge: 2 }, env: {...} });
+ *   stack.kill('worker-1'); await stack.start('worker-1');
+ *   await stack.restartService('postgres');
+ *   await stack.close();
+ */
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { migrateUp } from '../../src/db/migrate.js';
+import { serviceMigrations } from '../../src/db/migrations.js';
+import { daemonPid, isAlive, logFile, startDaemon, stopDaemon, waitFor } from '../../src/dev/daemons.js';
+import { natsDaemon, startNats } from '../../src/dev/nats.js';
+import { startPostgres, stopPostgres } from '../../src/dev/postgres.js';
+import { ensureDatabase, startBackingServices, stopEverything } from '../../src/dev/services.js';
+import { startTemporalDevServer, temporalDaemon } from '../../src/dev/temporal.js';
+import { findBinaries, type Binaries } from '../../src/dev/tools.js';
+import { projectRoot } from '../../src/paths.js';
+import { testJwtSecret } from './jwt.js';
+import { freePort } from './ports.js';
+import { cleanStaleTestRuns } from './stale-runs.js';
+
+export type AppKind = 'api' | 'worker' | 'bridge';
+export type BackingService = 'postgres' | 'nats' | 'temporal';
+
+export interface AppProcess {
+  /** `api-1`, `worker-2`, … : the daemon name. */
+  readonly name: string;
+  readonly kind: AppKind;
+  /** Where `/readyz` answers (the api's own port, or the ops port of worker and bridge). */
+  readonly url: string;
+}
+
+export interface FaultStackOptions {
+  /** Replicas of each process. */
+  readonly apps: Readonly<Record<AppKind, number>>;
+  /** Extra environment of every app (PUSH_*, LOG_LEVEL…). */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+export interface FaultStack {
+  readonly dir: string;
+  readonly databaseUrl: string;
+  readonly natsUrl: string;
+  readonly temporalAddress: string;
+  readonly taskQueue: string;
+  readonly apps: readonly AppProcess[];
+  appsOf(kind: AppKind): readonly AppProcess[];
+  /** SIGKILL: no handler runs, nothing is flushed. Returns once the process is gone. */
+  kill(name: string): Promise<void>;
+  /** Starts the app again (same port, same environment) and waits until it is ready. */
+  start(name: string): Promise<void>;
+  isRunning(name: string): boolean;
+  waitReady(name: string, timeoutMs?: number): Promise<void>;
+  stopService(service: BackingService): Promise<void>;
+  startService(service: BackingService): Promise<void>;
+  /** The tail of an app's or a service's log, for failure messages. */
+  logTail(name: string, lines?: number): string;
+  close(): Promise<void>;
+}
+
+const database = 'push_faults';
+
+export async function startFaultStack(options: FaultStackOptions): Promise<FaultStack> {
+  const dir = path.join(projectRoot, '.dev', `test-faults-${process.pid}`);
+  const binaries = findBinaries({});
+  await cleanStaleTestRuns(binaries.pgBin);
+  const close = async () => {
+    await stopEverything(dir, binaries.pgBin);
+    // FAULTS_KEEP_DIR=1 keeps the logs and data for a look after the run (everything is stopped).
+    if (process.env.FAULTS_KEEP_DIR !== '1') rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const ports = { postgres: await freePort(), nats: await freePort(), temporal: await freePort(), temporalUi: undefined };
+    const services = await startBackingServices({ dir, binaries, ports, fast: true });
+    await ensureDatabase(services.postgres.url('postgres'), database);
+    const databaseUrl = services.postgres.url(database);
+    await migrateUp(databaseUrl, serviceMigrations({ withHostStandIn: true }));
+    const taskQueue = `faults-${process.pid}`;
+    const apps: AppProcess[] = [];
+    const env = new Map<string, Record<string, string>>();
+    for (const kind of ['api', 'worker', 'bridge'] as const) {
+      for (let i = 1; i <= options.apps[kind]; i++) {
+        const port = await freePort();
+        const name = `${kind}-${i}`;
+        const portVariable = { api: 'PORT', worker: 'WORKER_METRICS_PORT', bridge: 'BRIDGE_METRICS_PORT' }[kind];
+        env.set(name, {
+          PATH: '/usr/local/bin:/usr/bin:/bin',
+          // Names the process in pg_stat_activity (and lets the faults tier tell which worker claimed).
+          DATABASE_URL: `${databaseUrl}?application_name=${name}`,
+          NATS_URL: services.natsUrl,
+          TEMPORAL_ADDRESS: services.temporalAddress,
+          TEMPORAL_TASK_QUEUE: taskQueue,
+          JWT_SECRET: testJwtSecret,
+          HOST: '127.0.0.1',
+          WORKER_SDK_METRICS_PORT: '0',
+          ...options.env,
+          [portVariable]: String(port),
+        });
+        apps.push({ name, kind, url: `http://127.0.0.1:${port}` });
+      }
+    }
+    const app = (name: string) => {
+      const found = apps.find((a) => a.name === name);
+      if (found === undefined) throw new Error(`no app ${name}`);
+      return found;
+    };
+    const launch = (name: string) =>
+      startDaemon(dir, { name, command: process.execPath, args: [path.join(projectRoot, 'dist', 'src', 'bin', `${app(name).kind}.js`)], env: env.get(name)!, cwd: projectRoot });
+    const waitReady = async (name: string, timeoutMs = 60_000) => {
+      const { url } = app(name);
+      await waitFor(
+        `${name} ready at ${url}/readyz`,
+        async () => {
+          if (daemonPid(dir, name) === undefined) throw new Error(`${name} exited:\n${tail(logFile(dir, name), 20)}`);
+          return (await fetch(`${url}/readyz`).catch(() => undefined))?.status === 200;
+        },
+        timeoutMs,
+      );
+    };
+    for (const { name } of apps) launch(name);
+    for (const { name } of apps) await waitReady(name);
+
+    return {
+      dir,
+      databaseUrl,
+      natsUrl: services.natsUrl,
+      temporalAddress: services.temporalAddress,
+      taskQueue,
+      apps,
+      appsOf: (kind) => apps.filter((a) => a.kind === kind),
+      async kill(name) {
+        const pid = daemonPid(dir, name);
+        if (pid === undefined) throw new Error(`${name} is not running`);
+        process.kill(pid, 'SIGKILL');
+        await waitFor(`${name} (pid ${pid}) gone after SIGKILL`, async () => !isAlive(pid), 10_000);
+      },
+      async start(name) {
+        launch(name);
+        await waitReady(name);
+      },
+      isRunning: (name) => daemonPid(dir, name) !== undefined,
+      waitReady,
+      async stopService(service) {
+        if (service === 'postgres') await stopPostgres(binaries.pgBin, dir);
+        else await stopDaemon(dir, service === 'nats' ? natsDaemon : temporalDaemon);
+      },
+      startService: (service) => startService(service, { dir, binaries, ports }),
+      logTail: (name, lines = 40) => tail(name === 'postgres' ? path.join(dir, 'postgres', 'postgres.log') : logFile(dir, name), lines),
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+async function startService(
+  service: BackingService,
+  { dir, binaries, ports }: { dir: string; binaries: Binaries; ports: { postgres: number; nats: number; temporal: number } },
+): Promise<void> {
+  // The same data directory and port: what was durable before the stop is there again.
+  if (service === 'postgres') await startPostgres({ pgBin: binaries.pgBin, dir, port: ports.postgres, fast: true });
+  else if (service === 'nats') await startNats({ natsServer: binaries.natsServer, dir, port: ports.nats });
+  else await startTemporalDevServer({ temporal: binaries.temporal, dir, port: ports.temporal, uiPort: undefined });
+}
+
+function tail(file: string, lines: number): string {
+  if (!existsSync(file)) return `(no ${path.basename(file)})`;
+  return readFileSync(file, 'utf8').split('\n').slice(-lines - 1).join('\n');
+}
