@@ -15,6 +15,7 @@ import type { NatsConnection } from 'nats';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../../db/pool.js';
+import { waitFor } from '../../dev/daemons.js';
 import { registrationWorkflowId } from '../../../temporal/names.js';
 import { stateQuery } from '../../../workflows/registration-messages.js';
 import { webUiLink } from '../../operations/device-report.js';
@@ -97,7 +98,7 @@ export async function runDemoScenario(deps: DemoDeps): Promise<RunningDemo> {
   try {
     const publisher = messagePublisher(deps.nc, store, nextId, deps.subjectPrefix);
     const timeout = deps.roundTimeoutMs ?? 45_000;
-    const { mention, dm } = await roundOne(out, world, publisher, phones, timeout);
+    const { mention, dm } = await roundOne(deps.pool, out, world, publisher, phones, timeout);
     const burst = await roundTwo(out, world, publisher, phones, timeout);
     const silent = { dave: await silence(deps, world, deviceIds, phones, 'dave'), erin: await silence(deps, world, deviceIds, phones, 'erin') };
     reportSilence(out, silent);
@@ -158,6 +159,7 @@ function jwtFor(deps: DemoDeps, world: DemoWorld, deviceIds: Readonly<Record<Pho
 }
 
 async function roundOne(
+  pool: DatabasePool,
   out: DemoOutput,
   world: DemoWorld,
   publisher: MessagePublisher,
@@ -165,13 +167,22 @@ async function roundOne(
   timeoutMs: number,
 ): Promise<{ mention: string; dm: string }> {
   out.line();
-  out.line('Round 1 — alice posts in #crew (mentioning carol) and DMs bob; each is a JetStream publish on channel.<id>.MESSAGE_CREATE');
-  const crew = await publisher.post(world.crewChannelId, world.users.alice, `Deploy is done — <@${world.users.carol}> can you check the dashboards?`);
-  out.event('alice', `→ #crew   message ${crew.id}`);
+  out.line('Round 1 — alice DMs bob and posts in #crew (mentioning carol); each is a JetStream publish on channel.<id>.MESSAGE_CREATE');
   const dm = await publisher.post(world.dmChannelId, world.users.alice, 'Lunch at 1?');
   out.event('alice', `→ DM bob  message ${dm.id}`);
+  // The DM is recorded before #crew is posted, so whichever wakes bob first carries the DM's
+  // high priority (bob is in #crew too; the other order would race the two events).
+  await recorded(pool, dm.id, timeoutMs);
+  const crew = await publisher.post(world.crewChannelId, world.users.alice, `Deploy is done — <@${world.users.carol}> can you check the dashboards?`);
+  out.event('alice', `→ #crew   message ${crew.id}`);
   await Promise.all([phones.bob.drainedAll([crew.id, dm.id], timeoutMs), phones.carol.drainedAll([crew.id], timeoutMs)]);
   return { mention: crew.id, dm: dm.id };
+}
+
+/** Waits until the bridge has recorded the message (its exactly-once ledger). */
+async function recorded(pool: DatabasePool, messageId: string, timeoutMs: number): Promise<void> {
+  await waitFor(`message ${messageId} recorded`, async () =>
+    (await pool.exists(sql.unsafe`SELECT 1 FROM push_processed_events WHERE message_id = ${messageId}`)) || undefined, timeoutMs);
 }
 
 async function roundTwo(out: DemoOutput, world: DemoWorld, publisher: MessagePublisher, phones: Record<Phoned, DemoPhone>, timeoutMs: number): Promise<string[]> {
