@@ -70,7 +70,6 @@ const claimRow = z.object({
   has_pending: z.boolean(),
   dm_pending: z.boolean(),
   claimed: z.boolean(),
-  high: z.boolean().nullable(),
 });
 
 const sendRow = z.object({
@@ -112,20 +111,20 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
                 OR r.last_woken_at <= ${now}::timestamptz - ${coalescing.rewakeAfterMs} * interval '1 millisecond')
             )
           )
-        RETURNING r.id, EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = r.id AND p.is_dm) AS high
+        RETURNING r.id
       )
       SELECT current.id, current.transport, current.wake_outstanding, current.last_woken_at, current.has_pending, current.dm_pending,
-             claimed.id IS NOT NULL AS claimed, claimed.high
+             claimed.id IS NOT NULL AS claimed
       FROM current LEFT JOIN claimed ON claimed.id = current.id
     `);
     if (row === null) return { status: 'gone' };
-    if (row.claimed) {
-      return { status: 'claimed', registrationId: row.id, priority: row.high ? 'high' : 'normal', transport: row.transport, intervals: coalescing };
-    }
+    // Both parts of the statement read one snapshot: the DM rows the claim saw are these.
+    const priority = row.dm_pending ? 'high' : 'normal';
+    if (row.claimed) return { status: 'claimed', registrationId: row.id, priority, transport: row.transport, intervals: coalescing };
     return {
       status: 'not-claimed',
       registrationId: row.id,
-      priority: row.dm_pending ? 'high' : 'normal',
+      priority,
       transport: row.transport,
       intervals: coalescing,
       observed: { outstanding: row.wake_outstanding, hasPending: row.has_pending, lastWokenAt: row.last_woken_at?.getTime() ?? null },
