@@ -22,6 +22,7 @@ import { ensureDatabase, startBackingServices, stopEverything } from '../src/dev
 import { findBinaries, type Binaries } from '../src/dev/tools.js';
 import { projectRoot } from '../src/paths.js';
 import { maintenanceScheduleId } from '../temporal/names.js';
+import { removeCluster } from '../src/dev/postgres.js';
 
 const run = promisify(execFile);
 
@@ -72,6 +73,7 @@ export interface RunningApps {
 export async function startBenchStack(): Promise<BenchStack> {
   const binaries = findBinaries({});
   await stopEverything(benchDir, binaries.pgBin);
+  removeCluster(benchDir);
   rmSync(benchDir, { recursive: true, force: true });
   const services = await startBackingServices({ dir: benchDir, binaries, ports: { ...ports, temporalUi: undefined }, fast: false });
   await ensureDatabase(services.postgres.url('postgres'), 'bench');

@@ -1,10 +1,14 @@
 /**
  * A private PostgreSQL cluster for development and tests: its own data directory, port and
  * socket directory under the stack's dir. initdb and postgres refuse to run as root, so when
- * we are root the cluster is owned and run by the unprivileged `postgres` user.
+ * we are root the cluster is owned and run by the unprivileged `postgres` user — which may not
+ * reach into the stack's dir (a clone in a private 0700 temp dir, say): then the cluster's
+ * files live in a directory of their own under the system temp dir, linked from
+ * `<dir>/postgres`, and `removeCluster` deletes them with the stack.
  */
 import { execFile } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
@@ -29,11 +33,32 @@ export function clusterDir(dir: string): string {
   return path.join(dir, 'postgres');
 }
 
+/** Where the cluster's files are: `<dir>/postgres`, or what that links to (see above). */
+function clusterRoot(dir: string): string {
+  const link = clusterDir(dir);
+  return existsSync(link) ? realpathSync(link) : link;
+}
+
+function createClusterRoot(dir: string, owner: Owner | undefined): string {
+  const link = clusterDir(dir);
+  if (owner === undefined || existsSync(link)) return clusterRoot(dir);
+  mkdirSync(path.dirname(link), { recursive: true });
+  const real = mkdtempSync(path.join(os.tmpdir(), 'zippchat-pg-'));
+  symlinkSync(real, link);
+  return real;
+}
+
+/** Deletes the cluster's files when they live outside `dir` (the caller deletes `dir`). */
+export function removeCluster(dir: string): void {
+  const link = clusterDir(dir);
+  if (existsSync(link) && lstatSync(link).isSymbolicLink()) rmSync(realpathSync(link), { recursive: true, force: true });
+}
+
 export async function startPostgres(options: PostgresOptions): Promise<PostgresCluster> {
-  const root = clusterDir(options.dir);
+  const owner = unprivilegedOwner();
+  const root = createClusterRoot(options.dir, owner);
   const data = path.join(root, 'data');
   const socket = path.join(root, 'socket');
-  const owner = unprivilegedOwner();
   for (const d of [root, socket]) {
     mkdirSync(d, { recursive: true });
     if (owner !== undefined) chownSync(d, owner.uid, owner.gid);
@@ -70,7 +95,7 @@ export async function startPostgres(options: PostgresOptions): Promise<PostgresC
 
 /** Stops a cluster started earlier (possibly by another process). */
 export async function stopPostgres(pgBin: string, dir: string): Promise<void> {
-  const data = path.join(clusterDir(dir), 'data');
+  const data = path.join(clusterRoot(dir), 'data');
   if (!existsSync(path.join(data, 'postmaster.pid'))) return;
   const owner = unprivilegedOwner();
   const pgCtl = path.join(pgBin, 'pg_ctl');

@@ -23,7 +23,7 @@ import { migrateUp } from '../../src/db/migrate.js';
 import { serviceMigrations } from '../../src/db/migrations.js';
 import { daemonPid, isAlive, logFile, startDaemon, stopDaemon, waitFor } from '../../src/dev/daemons.js';
 import { natsDaemon, startNats } from '../../src/dev/nats.js';
-import { startPostgres, stopPostgres } from '../../src/dev/postgres.js';
+import { startPostgres, stopPostgres, removeCluster } from '../../src/dev/postgres.js';
 import { ensureDatabase, startBackingServices, stopEverything } from '../../src/dev/services.js';
 import { startTemporalDevServer, temporalDaemon } from '../../src/dev/temporal.js';
 import { findBinaries, type Binaries } from '../../src/dev/tools.js';
@@ -80,7 +80,10 @@ export async function startFaultStack(options: FaultStackOptions): Promise<Fault
   const close = async () => {
     await stopEverything(dir, binaries.pgBin);
     // FAULTS_KEEP_DIR=1 keeps the logs and data for a look after the run (everything is stopped).
-    if (process.env.FAULTS_KEEP_DIR !== '1') rmSync(dir, { recursive: true, force: true });
+    if (process.env.FAULTS_KEEP_DIR !== '1') {
+      removeCluster(dir);
+      rmSync(dir, { recursive: true, force: true });
+    }
   };
   try {
     const ports = { postgres: await freePort(), nats: await freePort(), temporal: await freePort(), temporalUi: undefined };

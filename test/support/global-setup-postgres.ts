@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { migrateUp } from '../../src/db/migrate.js';
 import { serviceMigrations } from '../../src/db/migrations.js';
-import { startPostgres, stopPostgres } from '../../src/dev/postgres.js';
+import { startPostgres, stopPostgres, removeCluster } from '../../src/dev/postgres.js';
 import { ensureDatabase } from '../../src/dev/services.js';
 import { findBinaries } from '../../src/dev/tools.js';
 import { projectRoot } from '../../src/paths.js';
@@ -24,6 +24,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await cleanStaleTestRuns(binaries.pgBin);
   const stop = async () => {
     await stopPostgres(binaries.pgBin, dir);
+    removeCluster(dir);
     rmSync(dir, { recursive: true, force: true });
   };
   try {

@@ -14,6 +14,7 @@ import { projectRoot } from '../../src/paths.js';
 import { freePort } from './ports.js';
 import { cleanStaleTestRuns } from './stale-runs.js';
 import './provided.js';
+import { removeCluster } from '../../src/dev/postgres.js';
 
 export const templateDatabase = 'push_template';
 
@@ -23,6 +24,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await cleanStaleTestRuns(binaries.pgBin);
   const stop = async () => {
     await stopEverything(dir, binaries.pgBin);
+    removeCluster(dir);
     rmSync(dir, { recursive: true, force: true });
   };
   try {

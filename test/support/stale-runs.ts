@@ -7,6 +7,7 @@ import path from 'node:path';
 import { isAlive } from '../../src/dev/daemons.js';
 import { stopEverything } from '../../src/dev/services.js';
 import { projectRoot } from '../../src/paths.js';
+import { removeCluster } from '../../src/dev/postgres.js';
 
 export async function cleanStaleTestRuns(pgBin: string): Promise<void> {
   const root = path.join(projectRoot, '.dev');
@@ -16,6 +17,7 @@ export async function cleanStaleTestRuns(pgBin: string): Promise<void> {
     if (match === null || isAlive(Number(match[1]))) continue;
     const dir = path.join(root, name);
     await stopEverything(dir, pgBin).catch(() => undefined);
+    removeCluster(dir);
     rmSync(dir, { recursive: true, force: true });
   }
 }
