@@ -41,4 +41,6 @@ bench: build
 	@node dist/bench/run.js
 
 clean: down
+	@# As root the dev cluster's files sit under the system temp dir, linked from .dev/postgres.
+	@if [ -L .dev/postgres ]; then rm -rf "$$(readlink -f .dev/postgres)"; fi
 	rm -rf dist .dev
