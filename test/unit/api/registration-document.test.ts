@@ -35,6 +35,20 @@ describe('the document states the code’s rules word for word', () => {
   });
 });
 
+describe('what the api refused although the document allowed it (issue 21) is now forbidden by the document', () => {
+  it('FCM with keys', () => {
+    const body = { transport: 'fcm', token: 'dQw4w9WgXcQ:APA91b', p256dh: '', auth: 'BTBZMqHH6r4Tts7J_aSIgg' };
+    expect(validator('/components/schemas/RegistrationRequest')(body)).toBe(false);
+    expect(() => parseRegistrationRequest(body, { fcmEnabled: true, allowHttp: false })).toThrow('p256dh: keys are for unifiedpush only');
+  });
+
+  it('a device id with a C1 control character (DELETE /api/keys/devices/%C2%9A)', () => {
+    const pointer = `${pointerOf('paths', '/api/keys/devices/{device_id}', 'delete', 'parameters')}/0/schema`;
+    expect(validator(pointer)(decodeURIComponent('%C2%9A'))).toBe(false);
+    expect(isDeviceId(decodeURIComponent('%C2%9A'))).toBe(false);
+  });
+});
+
 describe('UnifiedPushEndpoint', () => {
   const endpoint = validator('/components/schemas/UnifiedPushEndpoint');
 
