@@ -21,9 +21,10 @@ export { ADMINISTRATOR, VIEW_CHANNEL } from '../permissions/flags.js';
  * is NULL for DMs. Channels that do not exist yield nothing.
  *
  * `serverId`, when given, is the server every one of `channelIds` belongs to, as the caller
- * just read it from `channels` (a channel of another server then yields nobody). It changes
- * no answer the caller can get: it lets PostgreSQL plan for that server's size — a server of
- * 100,000 members is then resolved with scans and hash joins, not planned as an average one.
+ * just read it from `channels` (a channel of another server, or a DM, then yields nobody). It
+ * changes no answer the caller can get: it lets PostgreSQL plan for that server's size — a
+ * server of 100,000 members is then resolved with scans and merges, not planned as an average
+ * one — and leaves the DM half out.
  *
  * Set-based for any size: the server's members, their roles (one pass over the server's
  * `member_roles`, grouped by member) and the channel's overwrites are joined on their keys;
@@ -32,13 +33,18 @@ export { ADMINISTRATOR, VIEW_CHANNEL } from '../permissions/flags.js';
 export function channelViewers(channelIds: readonly string[], userId?: string, serverId?: string): FragmentSqlToken {
   const channels = sql.array(channelIds, 'int8');
   const ofServer = serverId === undefined ? sql.fragment`TRUE` : sql.fragment`mc.server_id = ${serverId}`;
-  return sql.fragment`
+  // With the server given the channels are server channels: the DM half has nothing to find.
+  const dms =
+    serverId === undefined
+      ? sql.fragment`
     SELECT c.id AS channel_id, NULL::int8 AS server_id, cm.user_id, TRUE AS is_dm
     FROM channels c
     JOIN channel_members cm ON cm.channel_id = c.id
     WHERE c.id = ANY(${channels}) AND c.type IN ('dm', 'group_dm')
       AND ${onlyUser(sql.fragment`cm.user_id`, userId)}
-    UNION ALL
+    UNION ALL`
+      : sql.fragment``;
+  return sql.fragment`${dms}
     SELECT mc.id AS channel_id, sm.server_id, sm.user_id, FALSE AS is_dm
     FROM channels mc
     JOIN servers s ON s.id = mc.server_id
