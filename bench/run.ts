@@ -11,6 +11,8 @@
  *   drain-api     7. the api's drain vs a bare Koa handler with the same SQL
  *   live-traffic  4–5. a busy channel, wake cycles and idle devices in real time, counted from histories
  *   worker-memory 8. worker RSS per 1,000 cached workflows
+ *   scale         issue 17: registration churn; PostgreSQL at a million registrations (bridge,
+ *                 drain, maintenance, sizes) — loads a million rows, so it runs last
  *
  * BENCH_SCALE=small for a quick run; BENCH_ONLY=<names> for a subset. Numbers depend on the
  * machine; they are recorded, never asserted. Everything started is stopped, also on failure.
@@ -23,6 +25,8 @@ import { measureClaim } from './measure/claim.js';
 import { measureDrainApi } from './measure/drain-api.js';
 import { measureFanOut } from './measure/fan-out.js';
 import { measureLiveTraffic } from './measure/live-traffic.js';
+import { measureScaleChurn } from './measure/scale-churn.js';
+import { measureScalePostgres } from './measure/scale-postgres.js';
 import { measureWakePath } from './measure/wake-path.js';
 import { measureWorkerMemory } from './measure/worker-memory.js';
 import { Report } from './report.js';
@@ -44,6 +48,7 @@ const measurements: readonly (readonly [MeasurementName, Measure])[] = [
   ['live-traffic', measureLiveTraffic],
   ['worker-memory', measureWorkerMemory],
   ['fan-out', measureFanOut],
+  ['scale', measureScale],
 ];
 
 /**
@@ -66,7 +71,32 @@ const liveTrafficWithMemory: Measure = async (stack, report, settings, tap) => {
   }
 };
 
-const docsOrder: readonly MeasurementName[] = ['fan-out', 'live-traffic', 'bridge-sql', 'drain-api', 'worker-memory', 'claim', 'wake-path'];
+/**
+ * Issue 17: churn first (a few thousand devices through the api), then the million rows,
+ * which stay until the stack is discarded. Each part is its own section; one failing does
+ * not stop the other.
+ */
+async function measureScale(stack: BenchStack, report: Report, settings: BenchSettings, tap: DistributorTap): Promise<void> {
+  const parts: readonly (readonly [string, () => Promise<void>])[] = [
+    ['scale-churn', () => measureScaleChurn(stack, report, settings, tap)],
+    ['scale', () => measureScalePostgres(stack, report, settings)],
+  ];
+  const failures: string[] = [];
+  for (const [id, part] of parts) {
+    try {
+      await part();
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      const section = report.sections.find((s) => s.id === id);
+      if (section !== undefined) section.error = message;
+      failures.push(`${id}: ${message}`);
+      process.stderr.write(`bench: ${id} failed: ${error instanceof Error ? (error.stack ?? message) : message}\n`);
+    }
+  }
+  if (failures.length > 0) throw new Error(failures.join('; '));
+}
+
+const docsOrder: readonly string[] = ['fan-out', 'live-traffic', 'bridge-sql', 'drain-api', 'worker-memory', 'claim', 'wake-path', 'scale', 'scale-churn'];
 
 async function main(): Promise<void> {
   const settings = loadBenchSettings();
@@ -107,7 +137,7 @@ async function main(): Promise<void> {
         if (interrupted) break;
         const section = report.sections.find((s) => s.id === name);
         const message = error instanceof Error ? error.message : String(error);
-        if (section !== undefined) section.error = message;
+        if (section !== undefined && section.error === undefined) section.error = message;
         process.stderr.write(`bench: ${name} failed: ${error instanceof Error ? (error.stack ?? message) : message}\n`);
       }
       process.stdout.write(`  (${name}: ${((Date.now() - started) / 1000).toFixed(0)} s)\n`);

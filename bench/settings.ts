@@ -4,7 +4,7 @@
  * names of `measurementNames`). The benchmark's own knobs, so read here (bench/ is outside
  * the services' configuration).
  */
-export const measurementNames = ['claim', 'wake-path', 'bridge-sql', 'fan-out', 'drain-api', 'live-traffic', 'worker-memory'] as const;
+export const measurementNames = ['claim', 'wake-path', 'bridge-sql', 'fan-out', 'drain-api', 'live-traffic', 'worker-memory', 'scale'] as const;
 export type MeasurementName = (typeof measurementNames)[number];
 
 export interface BenchSettings {
@@ -24,6 +24,25 @@ export interface BenchSettings {
     readonly idleDevices: number;
   };
   readonly workerMemory: { readonly steps: readonly number[] };
+  /** Issue 17: PostgreSQL at a million registrations, and registration churn (bench/measure/scale-*.ts). */
+  readonly atScale: {
+    /** Registrations (and users, each with one device) loaded with `INSERT … SELECT generate_series`. */
+    readonly registrations: number;
+    /** Sizes of the server channels whose message the bridge records (members = recipients + the author). */
+    readonly channelSizes: readonly number[];
+    readonly bridgeRepeats: number;
+    /** `push_pending` rows per registration (three channels of its background server). */
+    readonly pendingPerRegistration: number;
+    /** Rows in the counted-events ledger. */
+    readonly ledgerRows: number;
+    /** Devices drained one after another (each side), and the maintenance runs a full pass may take at most. */
+    readonly drainDevices: number;
+    readonly maintenanceMaxRuns: number;
+    /** Registration churn: devices registered through the api, at this concurrency; devices woken once for history sizes. */
+    readonly churnDevices: number;
+    readonly churnConcurrency: number;
+    readonly wakeSample: number;
+  };
 }
 
 const full: Omit<BenchSettings, 'only'> = {
@@ -36,6 +55,18 @@ const full: Omit<BenchSettings, 'only'> = {
   drainApi: { devices: 500, concurrency: 32, rounds: 4, channelsPerDevice: 3 },
   liveTraffic: { durationMs: 5 * 60_000, busyDevices: 20, quietDevices: 5, quietEveryMs: 20_000, idleDevices: 5 },
   workerMemory: { steps: [1_000, 2_000] },
+  atScale: {
+    registrations: 1_000_000,
+    channelSizes: [10_000, 100_000],
+    bridgeRepeats: 5,
+    pendingPerRegistration: 3,
+    ledgerRows: 1_000_000,
+    drainDevices: 300,
+    maintenanceMaxRuns: 6,
+    churnDevices: 2_000,
+    churnConcurrency: 16,
+    wakeSample: 50,
+  },
 };
 
 const small: Omit<BenchSettings, 'only'> = {
@@ -47,6 +78,18 @@ const small: Omit<BenchSettings, 'only'> = {
   drainApi: { devices: 100, concurrency: 16, rounds: 2, channelsPerDevice: 3 },
   liveTraffic: { durationMs: 60_000, busyDevices: 5, quietDevices: 3, quietEveryMs: 20_000, idleDevices: 3 },
   workerMemory: { steps: [250, 500] },
+  atScale: {
+    registrations: 100_000,
+    channelSizes: [1_000, 10_000],
+    bridgeRepeats: 3,
+    pendingPerRegistration: 3,
+    ledgerRows: 100_000,
+    drainDevices: 100,
+    maintenanceMaxRuns: 3,
+    churnDevices: 300,
+    churnConcurrency: 16,
+    wakeSample: 10,
+  },
 };
 
 export function loadBenchSettings(env: Readonly<Record<string, string | undefined>> = process.env): BenchSettings {
