@@ -76,7 +76,7 @@ export async function measureScaleChurn(stack: BenchStack, report: Report, setti
     process.stdout.write(`  churn: ${count} re-registrations (PUT), then ${count} bare signals…\n`);
     const before = await writes(stack);
     const againPut = await timedRound(devices, concurrency, register);
-    await sleep(1_500); // the statistics collector publishes at the end of each transaction, with a short delay
+    await sleep(11_000); // an idle backend publishes its table statistics within 10 s
     const putWrites = subtract(await writes(stack), before);
     const againBare = await timedRound(bare, concurrency, signalWithStart);
     const afterAgain = await settledHistoryLengths(stack.temporal, ids(devices), 300_000);
@@ -139,6 +139,8 @@ interface WakeCycles {
   readonly devices: number;
   readonly cost: HistoryCost;
   readonly bytes: number;
+  /** PostgreSQL's writes per cycle: the claim, the drain (the pending row written by the benchmark left out). */
+  readonly writes: Writes;
 }
 
 /**
@@ -161,12 +163,16 @@ async function wakeCycles(stack: BenchStack, tap: DistributorTap, devices: reado
     INSERT INTO push_pending (registration_id, channel_id, message_count, first_message_id, first_at, last_message_id, is_dm)
     SELECT r.id, 9100000000001, 1, ${messageId}, now(), ${messageId}, true FROM push_registrations r
     WHERE r.user_id = ANY(${sql.array(devices.map((d) => d.userId), 'int8')})`);
+  await sleep(11_000); // the row above is counted before, not during, the cycles
+  const before = await writes(stack);
   await settleAll(devices, 16, (d) => announcePending(stack.temporal, taskQueue, d, 'unifiedpush'));
   const deadline = Date.now() + 120_000;
   while (drained.size < devices.length && Date.now() < deadline) await sleep(100);
   await Promise.all(drains);
   tap.listen(undefined);
   if (drained.size < devices.length) throw new Error(`${devices.length - drained.size} of ${devices.length} devices were not woken within 2 minutes`);
+  await sleep(11_000); // an idle backend publishes its table statistics within 10 s
+  const cycleWrites = subtract(await writes(stack), before);
   const settled = await settledHistoryLengths(stack.temporal, devices.map((d) => d.workflowId));
   const costs: HistoryCost[] = [];
   let bytes = 0;
@@ -176,7 +182,13 @@ async function wakeCycles(stack: BenchStack, tap: DistributorTap, devices: reado
     costs.push(historyCost(slice, events));
     bytes += eventBytes(slice);
   });
-  return { devices: devices.length, cost: scaleCost(addCosts(costs), costs.length), bytes: bytes / costs.length };
+  const per = (v: number) => v / devices.length;
+  return {
+    devices: devices.length,
+    cost: scaleCost(addCosts(costs), costs.length),
+    bytes: bytes / costs.length,
+    writes: { commits: per(cycleWrites.commits), rowsWritten: per(cycleWrites.rowsWritten), walBytes: per(cycleWrites.walBytes) },
+  };
 }
 
 function reportChurn(
@@ -227,6 +239,7 @@ function reportChurn(
   report.figure(section, { name: `wake → drain cycle (${run.wake.devices} devices, one DM each): history events`, value: run.wake.cost.events, unit: 'events' });
   report.figure(section, { name: 'wake → drain cycle: history bytes', value: run.wake.bytes, unit: 'B' });
   report.figure(section, { name: 'wake → drain cycle: billable actions (estimate)', value: run.wake.cost.actions, unit: 'actions' });
+  report.figure(section, { name: 'wake → drain cycle: PostgreSQL commits / rows written / WAL bytes (claim and drain)', value: run.wake.writes.commits, unit: 'commits', note: `${run.wake.writes.rowsWritten.toFixed(1)} rows, ${Math.round(run.wake.writes.walBytes)} B of WAL` });
 
   const row = (label: string, c: HistoryCost, bytes: number) => [label, c.events, c.workflowTasks, c.timersStarted, c.markers, c.actions, bytes];
   section.tables.push({
