@@ -48,6 +48,9 @@ export interface ResultsFile {
   }[];
 }
 
+/** PostgreSQL's writes as the scale section records them (older files: `commits`, reads included). */
+type Writes = { walSyncs?: number; commits?: number; rowsWritten: number; walBytes: number };
+
 type Cost = { events: number; actions: number; workflowTasks: number; signals: Record<string, number>; byType: Record<string, number> };
 
 const cycleOf = (c: Cost): CycleCost => ({
@@ -81,9 +84,9 @@ export function measuredFrom(results: ResultsFile | undefined): { measured: Meas
   const churn = (d: Record<string, unknown>) =>
     d.churn as
       | {
-          reregistration: { cost: Cost; bytes: number; writes: { commits: number; rowsWritten: number; walBytes: number } };
+          reregistration: { cost: Cost; bytes: number; writes: Writes };
           firstRegistration: { cost: Cost; bytes: number };
-          wakeCycle: { cost: Cost; bytes: number; writes?: { commits: number; rowsWritten: number; walBytes: number } };
+          wakeCycle: { cost: Cost; bytes: number; writes?: Writes };
         }
       | undefined;
   const figure = (figures: readonly { name: string; value: number | null }[] | undefined, starts: string) => figures?.find((f) => f.name.startsWith(starts))?.value ?? undefined;
@@ -97,7 +100,7 @@ export function measuredFrom(results: ResultsFile | undefined): { measured: Meas
       'scale-churn',
       (d) => {
         const r = churn(d)?.reregistration;
-        return r === undefined ? undefined : { ...cycleOf(r.cost), bytes: r.bytes, pgCommits: r.writes.commits, pgRows: r.writes.rowsWritten, walBytes: r.writes.walBytes };
+        return r === undefined ? undefined : { ...cycleOf(r.cost), bytes: r.bytes, pgCommits: r.writes.walSyncs ?? r.writes.commits ?? m.reregistration.pgCommits, pgRows: r.writes.rowsWritten, walBytes: r.writes.walBytes };
       },
       m.reregistration,
     ),
@@ -106,7 +109,7 @@ export function measuredFrom(results: ResultsFile | undefined): { measured: Meas
       'scale-churn',
       (d) => {
         const w = churn(d)?.wakeCycle.writes;
-        return w === undefined ? undefined : { pgCommits: w.commits, pgRows: w.rowsWritten, walBytes: w.walBytes };
+        return w === undefined || w.walSyncs === undefined ? undefined : { pgCommits: w.walSyncs, pgRows: w.rowsWritten, walBytes: w.walBytes };
       },
       m.wakeWrites,
     ),

@@ -32,9 +32,9 @@ export interface Measured {
   readonly bytesPerEvent: number;
   /** The first `PUT` of a device: start → idle. */
   readonly registration: CycleCost & { readonly bytes: number };
-  /** A re-registration `PUT` (every app start): signal → idle, and PostgreSQL's writes. */
+  /** A re-registration `PUT` (every app start): signal → idle, and PostgreSQL's writes (commits: WAL flushes). */
   readonly reregistration: CycleCost & { readonly bytes: number; readonly pgCommits: number; readonly pgRows: number; readonly walBytes: number };
-  /** PostgreSQL's writes per wake → drain cycle (claim, drain). */
+  /** PostgreSQL's writes per wake → drain cycle (claim, send, drain; commits: WAL flushes). */
   readonly wakeWrites: { readonly pgCommits: number; readonly pgRows: number; readonly walBytes: number };
   /** WAL bytes per push_pending row the bridge writes (created or updated). */
   readonly bridgeWalBytesPerRow: number;

@@ -165,7 +165,9 @@ export class Report {
       'costs. Counts (history events, actions, wakes per device) do not depend on the machine. The',
       'plots are in docs/benchmarks/, every number and series in bench/results/latest.json. Nothing',
       'here is asserted by a test; that crashes lose nothing is the subject of the fault tests',
-      '(test/faults), which assert outcomes, never timings.',
+      '(test/faults), which assert outcomes, never timings. [capacity.md](capacity.md) turns the measured',
+      'per-wake, per-registration and per-message costs into what a deployment of a given size needs',
+      '(`npm run -s capacity`).',
       '',
     );
     // By item number (1. … 8.), then the rest; stable within an item.

@@ -42,7 +42,10 @@ interface Round {
 }
 
 interface Writes {
-  readonly commits: number;
+  /** Transactions committed, reads included (pg_stat_database.xact_commit). */
+  readonly transactions: number;
+  /** WAL flushes to disk (pg_stat_wal.wal_sync): the durable commits, a few merged into one when they coincide. */
+  readonly walSyncs: number;
   readonly rowsWritten: number;
   readonly walBytes: number;
 }
@@ -123,16 +126,21 @@ function eventBytes(events: readonly Event[]): number {
   return events.reduce((a, e) => a + HistoryEvent.encode(HistoryEvent.fromObject(e)).finish().length, 0);
 }
 
-/** Commits, rows inserted/updated/deleted in every table, WAL bytes: the database's write counters. */
+/** Transactions, WAL flushes, rows inserted/updated/deleted in every table, WAL bytes: the database's write counters. */
 async function writes(stack: BenchStack): Promise<Writes> {
-  return stack.pool.one(sql.type(z.object({ commits: z.number(), rowsWritten: z.number(), walBytes: z.number() }))`
-    SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())::float8 AS "commits",
+  return stack.pool.one(sql.type(z.object({ transactions: z.number(), walSyncs: z.number(), rowsWritten: z.number(), walBytes: z.number() }))`
+    SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())::float8 AS "transactions",
+           (SELECT wal_sync FROM pg_stat_wal)::float8 AS "walSyncs",
            (SELECT sum(n_tup_ins + n_tup_upd + n_tup_del) FROM pg_stat_user_tables)::float8 AS "rowsWritten",
            pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::float8 AS "walBytes"`);
 }
 
 function subtract(a: Writes, b: Writes): Writes {
-  return { commits: a.commits - b.commits, rowsWritten: a.rowsWritten - b.rowsWritten, walBytes: a.walBytes - b.walBytes };
+  return { transactions: a.transactions - b.transactions, walSyncs: a.walSyncs - b.walSyncs, rowsWritten: a.rowsWritten - b.rowsWritten, walBytes: a.walBytes - b.walBytes };
+}
+
+function perDevice(w: Writes, devices: number): Writes {
+  return { transactions: w.transactions / devices, walSyncs: w.walSyncs / devices, rowsWritten: w.rowsWritten / devices, walBytes: w.walBytes / devices };
 }
 
 interface WakeCycles {
@@ -182,13 +190,7 @@ async function wakeCycles(stack: BenchStack, tap: DistributorTap, devices: reado
     costs.push(historyCost(slice, events));
     bytes += eventBytes(slice);
   });
-  const per = (v: number) => v / devices.length;
-  return {
-    devices: devices.length,
-    cost: scaleCost(addCosts(costs), costs.length),
-    bytes: bytes / costs.length,
-    writes: { commits: per(cycleWrites.commits), rowsWritten: per(cycleWrites.rowsWritten), walBytes: per(cycleWrites.walBytes) },
-  };
+  return { devices: devices.length, cost: scaleCost(addCosts(costs), costs.length), bytes: bytes / costs.length, writes: perDevice(cycleWrites, devices.length) };
 }
 
 function reportChurn(
@@ -217,15 +219,15 @@ function reportChurn(
   report.figure(section, { name: 're-registration PUT: latency p50', value: median(run.againPut.latencies), unit: 'ms', reference: { name: 'bare signal-with-start', value: median(run.againBare.latencies) } });
   report.figure(section, { name: 're-registration PUT: latency p99', value: quantile(run.againPut.latencies, 0.99), unit: 'ms', reference: { name: 'bare signal-with-start', value: quantile(run.againBare.latencies, 0.99) } });
 
-  const per = (w: number) => w / count;
+  const putWrites = perDevice(run.putWrites, count);
   const again = run.againCost;
   const againBytes = median(run.bytes.again);
   report.figure(section, { name: 're-registration: history events', value: again.events, unit: 'events', headline: 'scale: churn' });
   report.figure(section, { name: 're-registration: billable actions (estimate)', value: again.actions, unit: 'actions', headline: 'scale: churn' });
   report.figure(section, { name: 're-registration: history bytes (protobuf, median)', value: againBytes, unit: 'B' });
-  report.figure(section, { name: 're-registration: PostgreSQL commits (api and worker)', value: per(run.putWrites.commits), unit: 'commits' });
-  report.figure(section, { name: 're-registration: PostgreSQL rows written', value: per(run.putWrites.rowsWritten), unit: 'rows' });
-  report.figure(section, { name: 're-registration: WAL bytes', value: per(run.putWrites.walBytes), unit: 'B' });
+  report.figure(section, { name: 're-registration: PostgreSQL WAL flushes (api and worker)', value: putWrites.walSyncs, unit: 'flushes', note: `${putWrites.transactions.toFixed(1)} transactions with reads` });
+  report.figure(section, { name: 're-registration: PostgreSQL rows written', value: putWrites.rowsWritten, unit: 'rows' });
+  report.figure(section, { name: 're-registration: WAL bytes', value: putWrites.walBytes, unit: 'B' });
   report.figure(section, {
     name: `re-registering at each of ${appStartsPerDay} app starts a day: billable actions per device per day`,
     value: again.actions * appStartsPerDay,
@@ -233,13 +235,13 @@ function reportChurn(
     headline: 'scale: churn',
   });
   report.figure(section, { name: `the same: history events per device per day`, value: again.events * appStartsPerDay, unit: 'events' });
-  report.figure(section, { name: `the same: PostgreSQL WAL per device per day`, value: (per(run.putWrites.walBytes) * appStartsPerDay) / 1024, unit: 'KiB' });
+  report.figure(section, { name: `the same: PostgreSQL WAL per device per day`, value: (putWrites.walBytes * appStartsPerDay) / 1024, unit: 'KiB' });
   report.figure(section, { name: 'first registration: history events', value: run.firstCost.events, unit: 'events' });
   report.figure(section, { name: 'first registration: history bytes (median)', value: median(run.bytes.first), unit: 'B' });
   report.figure(section, { name: `wake → drain cycle (${run.wake.devices} devices, one DM each): history events`, value: run.wake.cost.events, unit: 'events' });
   report.figure(section, { name: 'wake → drain cycle: history bytes', value: run.wake.bytes, unit: 'B' });
   report.figure(section, { name: 'wake → drain cycle: billable actions (estimate)', value: run.wake.cost.actions, unit: 'actions' });
-  report.figure(section, { name: 'wake → drain cycle: PostgreSQL commits / rows written / WAL bytes (claim and drain)', value: run.wake.writes.commits, unit: 'commits', note: `${run.wake.writes.rowsWritten.toFixed(1)} rows, ${Math.round(run.wake.writes.walBytes)} B of WAL` });
+  report.figure(section, { name: 'wake → drain cycle: PostgreSQL WAL flushes (claim, send, drain)', value: run.wake.writes.walSyncs, unit: 'flushes', note: `${run.wake.writes.transactions.toFixed(1)} transactions with reads, ${run.wake.writes.rowsWritten.toFixed(1)} rows written, ${Math.round(run.wake.writes.walBytes)} B of WAL` });
 
   const row = (label: string, c: HistoryCost, bytes: number) => [label, c.events, c.workflowTasks, c.timersStarted, c.markers, c.actions, bytes];
   section.tables.push({
@@ -255,12 +257,12 @@ function reportChurn(
     devices: count,
     concurrency,
     rounds: { firstPut: run.firstPut.seconds, firstBare: run.firstBare.seconds, againPut: run.againPut.seconds, againBare: run.againBare.seconds },
-    reregistration: { cost: again, bytes: againBytes, writes: { commits: per(run.putWrites.commits), rowsWritten: per(run.putWrites.rowsWritten), walBytes: per(run.putWrites.walBytes) } },
+    reregistration: { cost: again, bytes: againBytes, writes: putWrites },
     firstRegistration: { cost: run.firstCost, bytes: median(run.bytes.first) },
     wakeCycle: run.wake,
     appStartsPerDay,
   };
   section.setup.push(
-    `${count} devices (UnifiedPush with RFC 8291 keys) register through the api process (\`dist/src/bin/api.js\`: JWT, rate limit, the registration upsert, then the signal-with-start it awaits) with a worker process running their workflows, ${concurrency} requests at a time over keep-alive connections: first as new devices (each \`PUT\` starts a workflow), then all again (each signals the running workflow, as an app restart does). **Reference**: ${count} other devices, their rows inserted as \`PUT\` writes them, get the same \`announceRegistration\` signal-with-start straight from the benchmark process, at the same concurrency, on the same worker — the Temporal call alone, without HTTP, authentication and PostgreSQL. 20 devices first, not counted. Histories are counted once every workflow has settled (its last workflow task completed), over up to 200 devices; PostgreSQL's writes are its counters (\`pg_stat_database\`, \`pg_stat_user_tables\`, the WAL position) across the re-registration round, api and worker together, divided by the devices. Per day assumes ${appStartsPerDay} app starts a day (a parameter of the capacity command). Wake → drain: ${run.wake.devices} of the devices get a pending DM row and the bridge's \`pending\` signal; each drains through the api when its wake reaches the fake distributor.`,
+    `${count} devices (UnifiedPush with RFC 8291 keys) register through the api process (\`dist/src/bin/api.js\`: JWT, rate limit, the registration upsert, then the signal-with-start it awaits) with a worker process running their workflows, ${concurrency} requests at a time over keep-alive connections: first as new devices (each \`PUT\` starts a workflow), then all again (each signals the running workflow, as an app restart does). **Reference**: ${count} other devices, their rows inserted as \`PUT\` writes them, get the same \`announceRegistration\` signal-with-start straight from the benchmark process, at the same concurrency, on the same worker — the Temporal call alone, without HTTP, authentication and PostgreSQL. 20 devices first, not counted. Histories are counted once every workflow has settled (its last workflow task completed), over up to 200 devices; PostgreSQL's writes are its counters (transactions from \`pg_stat_database\`, WAL flushes from \`pg_stat_wal\`, rows from \`pg_stat_user_tables\`, the WAL position) across the re-registration round, api and worker together, divided by the devices. Per day assumes ${appStartsPerDay} app starts a day (a parameter of the capacity command). Wake → drain: ${run.wake.devices} of the devices get a pending DM row and the bridge's \`pending\` signal; each drains through the api when its wake reaches the fake distributor.`,
   );
 }
