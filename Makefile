@@ -8,7 +8,7 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/.tools/bin:$(PATH)
 STACK := node dist/src/dev/stack.js
 
-.PHONY: help install build dev up down test lint typecheck bench clean
+.PHONY: help install go-tools build dev up down test lint typecheck bench clean
 
 help:
 	@echo "make dev    start everything, run the live demo, serve until Ctrl-C"
@@ -18,6 +18,9 @@ help:
 
 install:
 	@tools/install.sh
+
+go-tools:
+	@tools/go-tools.sh
 
 build: install
 	@npm run -s build
@@ -37,7 +40,7 @@ lint: install
 typecheck: install
 	@npm run -s typecheck
 
-test: install
+test: install go-tools
 	@npm run -s lint
 	@npm run -s typecheck
 	@npm test -s
