@@ -10,7 +10,8 @@
  * resolves: no event is left delivered-but-unacknowledged to wait out its ack wait.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { JsMsg, NatsConnection } from 'nats';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { jetstream, type JsMsg } from '@nats-io/jetstream';
 import type { Logger } from '../log.js';
 import { Semaphore } from './concurrency.js';
 import type { Intake } from './intake.js';
@@ -34,7 +35,7 @@ export async function startConsumerLoop(
   options: ConsumerLoopOptions,
   log: Logger,
 ): Promise<RunningConsumer> {
-  const consumer = await nc.jetstream().consumers.get(intake.stream, intake.consumer);
+  const consumer = await jetstream(nc).consumers.get(intake.stream, intake.consumer);
   const slots = new Semaphore(options.maxInFlight);
   const handlers = new Set<Promise<void>>();
   const stopped = new AbortController();

@@ -4,7 +4,7 @@
  * (index.ts) builds the connections; tests start several replicas in one process.
  */
 import type { Client } from '@temporalio/client';
-import type { NatsConnection } from 'nats';
+import type { NatsConnection } from '@nats-io/transport-node';
 import type { DatabasePool } from 'slonik';
 import type { Logger } from '../log.js';
 import { startConsumerLoop } from './consumer.js';

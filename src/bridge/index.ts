@@ -3,7 +3,7 @@
  * intake of MESSAGE_CREATE → push_pending → pending signals) and the ops listener. Stopping
  * stops pulling, finishes the events in flight, then closes the connections.
  */
-import { connect } from 'nats';
+import { connect } from '@nats-io/transport-node';
 import { sql } from 'slonik';
 import type { Config } from '../config/index.js';
 import { createDatabasePool } from '../db/pool.js';

@@ -3,7 +3,8 @@
  * bounded age) and one durable pull consumer shared by every bridge replica, so each event
  * goes to one replica at a time and events published while every bridge is down wait.
  */
-import { AckPolicy, DeliverPolicy, nanos, RetentionPolicy, StorageType, type ConsumerUpdateConfig, type NatsConnection } from 'nats';
+import { nanos, type NatsConnection } from '@nats-io/transport-node';
+import { AckPolicy, DeliverPolicy, jetstreamManager, RetentionPolicy, StorageType, type ConsumerUpdateConfig } from '@nats-io/jetstream';
 
 export const defaultStreamName = 'ZIPPCHAT_MESSAGE_CREATE';
 export const defaultConsumerName = 'zippchat-push-bridge';
@@ -45,7 +46,7 @@ export async function ensureIntake(nc: NatsConnection, options: IntakeOptions = 
   const subjectPrefix = options.subjectPrefix ?? '';
   const consumer = options.consumer ?? defaultConsumerName;
   const ackWaitMs = options.ackWaitMs ?? 30_000;
-  const jsm = await nc.jetstreamManager();
+  const jsm = await jetstreamManager(nc);
   const stream = await ensureStream(nc, subjectPrefix, options.stream ?? defaultStreamName);
   const settings: ConsumerUpdateConfig = {
     ack_wait: nanos(ackWaitMs),
@@ -64,7 +65,7 @@ export async function ensureIntake(nc: NatsConnection, options: IntakeOptions = 
 }
 
 async function ensureStream(nc: NatsConnection, subjectPrefix: string, name: string): Promise<string> {
-  const jsm = await nc.jetstreamManager();
+  const jsm = await jetstreamManager(nc);
   // The host may already capture these subjects in a stream of its own; reuse it then,
   // since JetStream refuses two streams over overlapping subjects.
   const existing = await jsm.streams.find(`${subjectPrefix}channel.1.MESSAGE_CREATE`).catch(() => undefined);
