@@ -20,8 +20,11 @@ export interface ConsumerLoopOptions {
   readonly maxInFlight: number;
   /** How long one pull request waits for events; bounds how long `stop()` waits for it. */
   readonly pullExpiresMs?: number;
-  /** Called after a failed fetch, e.g. to recreate a stream or consumer that went missing. */
-  readonly recover?: () => Promise<unknown>;
+  /**
+   * Called after a failed fetch, e.g. to recreate a stream or consumer that went missing;
+   * `lastSeenAt` is when the last fetch that succeeded began (the consumer existed then).
+   */
+  readonly recover?: (lastSeenAt: Date | undefined) => Promise<unknown>;
 }
 
 export interface RunningConsumer {
@@ -40,6 +43,7 @@ export async function startConsumerLoop(
   const handlers = new Set<Promise<void>>();
   const stopped = new AbortController();
   let stopping = false;
+  let lastSeenAt: Date | undefined;
 
   /** Runs the handler in a slot the caller already holds; the slot is freed when it settles. */
   const start = (msg: JsMsg) => {
@@ -75,11 +79,13 @@ export async function startConsumerLoop(
         break;
       }
       try {
+        const began = new Date();
         await fetchOnce(reserved);
+        lastSeenAt = began;
       } catch (error) {
         if (stopping) break;
         log.warn({ err: String(error) }, 'JetStream fetch failed; retrying');
-        await options.recover?.().catch((e: unknown) => log.error({ err: String(e) }, 'could not recover the JetStream intake'));
+        await options.recover?.(lastSeenAt).catch((e: unknown) => log.error({ err: String(e) }, 'could not recover the JetStream intake'));
         await sleep(1_000, undefined, { signal: stopped.signal }).catch(() => undefined); // cut short by stop()
       }
     }

@@ -21,7 +21,7 @@ export async function startBridge(config: Config, log: Logger): Promise<RunningB
   const pool = await createDatabasePool(config.databaseUrl);
   const temporal = createTemporalClient(config.temporal);
   const nc = await connect({ servers: [...config.natsServers], name: 'zippchat-push-bridge', maxReconnectAttempts: -1 });
-  const bridge = await startEventBridge({ nc, pool, temporal: temporal.client, taskQueue: config.temporal.taskQueue, log });
+  const bridge = await startEventBridge({ nc, pool, temporal: temporal.client, taskQueue: config.temporal.taskQueue, log }, { startAt: config.bridgeStartAt });
   const ops = await startOpsServer(config.http.host, config.bridgeMetricsPort, {
     postgres: async () => void (await pool.query(sql.unsafe`SELECT 1`)),
     nats: async () => {
