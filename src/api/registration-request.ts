@@ -30,16 +30,16 @@ export interface RegistrationPolicy {
   readonly allowHttp: boolean;
 }
 
-const optionalKey = z.string({ invalid_type_error: 'must be a base64url string' }).nullish();
+const optionalKey = z.string({ error: 'must be a base64url string' }).nullish();
 
 const bodySchema = z.object(
   {
-    transport: z.enum(['fcm', 'unifiedpush'], { errorMap: () => ({ message: 'must be "fcm" or "unifiedpush"' }) }),
-    token: z.string({ required_error: 'is required', invalid_type_error: 'must be a string' }),
+    transport: z.enum(['fcm', 'unifiedpush'], { error: 'must be "fcm" or "unifiedpush"' }),
+    token: z.string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') }),
     p256dh: optionalKey,
     auth: optionalKey,
   },
-  { errorMap: () => ({ message: 'must be a JSON object' }) },
+  { error: 'must be a JSON object' },
 );
 
 /** Throws `ApiError('invalid_request')` naming the first field that breaks a rule. */
