@@ -60,9 +60,9 @@ export async function measureLiveTraffic(
   let apps: RunningApps | undefined;
   const logs = new Map<string, DeviceLog>();
   const drainsInFlight = new Set<Promise<void>>();
-  let cohorts: Cohort[] = [];
+  let cohorts: Cohort[];
   let t0 = 0;
-  let messages = { busy: 0, quiet: 0 };
+  let messages: { busy: number; quiet: number };
   try {
     apps = await stack.startApps({ label: 'live', taskQueue: 'bench-live', apps: ['api', 'worker', 'bridge'] });
     const { apiUrl } = apps;
