@@ -3,7 +3,7 @@
  * intake of MESSAGE_CREATE → push_pending → pending signals) and the ops listener. Stopping
  * stops pulling, finishes the events in flight, then closes the connections.
  */
-import { connect } from 'nats';
+import { connect } from '@nats-io/transport-node';
 import { sql } from 'slonik';
 import type { Config } from '../config/index.js';
 import { createDatabasePool } from '../db/pool.js';
@@ -21,7 +21,7 @@ export async function startBridge(config: Config, log: Logger): Promise<RunningB
   const pool = await createDatabasePool(config.databaseUrl);
   const temporal = createTemporalClient(config.temporal);
   const nc = await connect({ servers: [...config.natsServers], name: 'zippchat-push-bridge', maxReconnectAttempts: -1 });
-  const bridge = await startEventBridge({ nc, pool, temporal: temporal.client, taskQueue: config.temporal.taskQueue, log });
+  const bridge = await startEventBridge({ nc, pool, temporal: temporal.client, taskQueue: config.temporal.taskQueue, log }, { startAt: config.bridgeStartAt });
   const ops = await startOpsServer(config.http.host, config.bridgeMetricsPort, {
     postgres: async () => void (await pool.query(sql.unsafe`SELECT 1`)),
     nats: async () => {

@@ -8,6 +8,7 @@
  */
 import { createECDH, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
+import { parseRfc3339 } from '../bridge/event.js';
 
 export type Role = 'api' | 'worker' | 'bridge' | 'migrate' | 'admin' | 'all';
 
@@ -67,6 +68,8 @@ export interface Config {
     readonly vapid: { readonly privateKey: string; readonly publicKey: string; readonly subject: string } | undefined;
   };
   readonly coalescing: { readonly minIntervalMs: number; readonly rewakeAfterMs: number };
+  /** Where the bridge's consumer starts when it is created: at this time, or (unset) at new messages. */
+  readonly bridgeStartAt: Date | undefined;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -110,6 +113,7 @@ export function loadConfig(role: Role, env: Env = process.env): Config {
       vapid: readVapid(read),
     },
     coalescing,
+    bridgeStartAt: instant(read, 'BRIDGE_START_AT'),
   };
 }
 
@@ -176,6 +180,14 @@ function integer(read: Read, name: string, fallback: number, min: number, max: n
     throw new ConfigError(name, `must be an integer from ${min} to ${max} (got "${value}")`);
   }
   return Number(value);
+}
+
+function instant(read: Read, name: string): Date | undefined {
+  const value = read(name);
+  if (value === undefined) return undefined;
+  const date = parseRfc3339(value.trim());
+  if (date === undefined) throw new ConfigError(name, `must be an RFC 3339 date-time with an offset, e.g. 2026-12-01T00:00:00Z (got "${value}")`);
+  return date;
 }
 
 function boolean(read: Read, name: string, fallback: boolean): boolean {
