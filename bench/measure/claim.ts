@@ -27,7 +27,8 @@ export async function measureClaim(stack: BenchStack, report: Report, settings: 
     pool,
     log: createLogger({ level: 'silent', name: 'bench' }),
     coalescing: { minIntervalMs: 15_000, rewakeAfterMs: 900_000 },
-    transports: { forRegistration: () => { throw new Error('not used'); } },
+    fcmBudget: { burst: 20, refillMs: 180_000, dmReserve: 5 },
+    transports: { send: () => Promise.reject(new Error('not used')) },
   });
   const base = Date.now();
   const timed = async (one: (userId: string, now: number) => Promise<unknown>) => {

@@ -45,7 +45,7 @@ export async function startDevWorker(
     connection,
     namespace: 'default',
     taskQueue: options.taskQueue,
-    activities: createActivities({ pool: db.pool, log, coalescing: config.coalescing, transports, temporal: client, taskQueue: options.taskQueue }),
+    activities: createActivities({ pool: db.pool, log, coalescing: config.coalescing, fcmBudget: config.fcmBudget, transports, temporal: client, taskQueue: options.taskQueue }),
     overrides: { ...(options.identity === undefined ? {} : { identity: options.identity }), maxCachedWorkflows: 100, shutdownGraceTime: '2s' },
   });
   const running = worker.run();
