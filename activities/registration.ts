@@ -88,6 +88,13 @@ export interface SendInput {
   readonly now?: number;
 }
 
+export interface LateWakeInput {
+  readonly registrationId: string;
+  /** The claim's time (`last_woken_at` it wrote) and when its wake went out (workflow time, ms). */
+  readonly claimedAt: number;
+  readonly at: number;
+}
+
 export type SendResult =
   | { readonly outcome: 'delivered' | 'gone' }
   | { readonly outcome: 'dead'; readonly reason: string }
@@ -222,6 +229,19 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
   }
 
   /**
+   * A wake delivered long after its claim is a wake of its delivery: `last_woken_at` moves to
+   * it (only while that claim is the one outstanding), so the minimum interval and the re-wake
+   * count from when the device was really woken. True when it moved.
+   */
+  async function recordLateWake(input: LateWakeInput): Promise<boolean> {
+    const moved = await pool.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+      UPDATE push_registrations SET last_woken_at = ${new Date(input.at).toISOString()}::timestamptz
+      WHERE id = ${input.registrationId} AND wake_outstanding AND last_woken_at = ${new Date(input.claimedAt).toISOString()}::timestamptz
+      RETURNING id`);
+    return moved !== null;
+  }
+
+  /**
    * An unexpected error (a database failure, say) is retried by Temporal, but its message and
    * cause never reach the history: a query error carries its bound values, and here those
    * include the push token.
@@ -333,7 +353,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
     await pool.query(sql.unsafe`DELETE FROM push_registrations WHERE id = ${registration.id} AND token = ${registration.token}`);
   }
 
-  return { claimWake, sendWake };
+  return { claimWake, sendWake, recordLateWake };
 }
 
 /** The wait before the next attempt (see `backoffBaseMs`). */

@@ -47,11 +47,12 @@ export class DeviceState {
   /** Set by a `registered` signal: the registration exists (again), whatever a claim saw. */
   registeredSinceLastClaim = false;
   /**
-   * Issue 13: a `pending` signal while a wake is believed outstanding asks PostgreSQL once, as
-   * soon as the interval allows (a lost `drained` must not hold the message for the re-wake).
-   * Set by the workflow from its patch marker: runs begun before it keep the old plan.
+   * The behaviours of the `delivery-control` patch (see the workflow): a `pending` signal while
+   * a wake is believed outstanding asks PostgreSQL once, as soon as the interval allows (a lost
+   * `drained` must not hold the message for the re-wake); a `pending` signal forgets a held-back
+   * answer; a late delivery is recorded as a wake of its time. Runs begun before the patch keep the old plan.
    */
-  recheckWhileOutstanding = false;
+  deliveryControl = false;
   wakesThisRun = 0;
   intervals: Intervals | undefined;
   control: ObservedControl | undefined;
@@ -73,7 +74,7 @@ export class DeviceState {
     this.checkRequested = true;
     // New rows may change what the claim allows (a DM may spend the budget's reserve; a
     // recovered outage cleared the back-off): ask instead of waiting out the old answer.
-    if (this.recheckWhileOutstanding) this.notBefore = 0;
+    if (this.deliveryControl) this.notBefore = 0;
   }
 
   onDrained(): void {
@@ -98,6 +99,19 @@ export class DeviceState {
     this.pendingSeen = true;
     this.wakesThisRun += 1;
     this.notBefore = 0;
+  }
+
+  /**
+   * Whether a wake delivered at `at` went out long after its claim (a send retried for minutes
+   * while our configuration was broken): it is then a wake of `at`, recorded as such.
+   */
+  deliveredLate(at: number): boolean {
+    return this.deliveryControl && this.lastWakeAt !== null && this.intervals !== undefined && at - this.lastWakeAt > this.intervals.minIntervalMs;
+  }
+
+  /** PostgreSQL now says the wake went out at `at` (see `deliveredLate`). */
+  onWokenAt(at: number): void {
+    this.lastWakeAt = at;
   }
 
   /** The send did not go through: the claim was released with a back-off until `until`. */
@@ -152,10 +166,11 @@ export class DeviceState {
     if (this.existenceCheckRequested) return { at: now, reason: 'now' };
     if (this.intervals === undefined) return this.checkRequested ? { at: now, reason: 'now' } : undefined;
     const { minIntervalMs, rewakeAfterMs } = this.intervals;
+    const lastWake = this.lastWakeAt;
     if (this.outstanding) {
-      if (this.recheckWhileOutstanding && this.checkRequested) return this.notSooner(now, this.lastWakeAt === null ? now : this.lastWakeAt + minIntervalMs, 'interval');
+      if (this.deliveryControl && this.checkRequested) return this.notSooner(now, lastWake === null ? now : lastWake + minIntervalMs, 'interval');
       if (!this.pendingSeen && !this.checkRequested) return undefined;
-      const rewake = (this.lastWakeAt ?? now) + rewakeAfterMs;
+      const rewake = (lastWake ?? now) + rewakeAfterMs;
       return this.notBefore > rewake ? { at: this.notBefore, reason: this.notBeforeReason } : { at: rewake, reason: 'rewake' };
     }
     if (!this.checkRequested) return undefined;

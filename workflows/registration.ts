@@ -76,16 +76,19 @@ const defaultContinueAsNewAfterWakes = 200;
 /** Patch id: a claim whose workflow task was lost is sent again instead of waiting for the re-wake. */
 export const resendUnrecordedClaimPatch = 'resend-unrecorded-claim';
 /**
- * Patch id (issue 13): a `pending` signal while a wake is believed outstanding makes one look
- * at PostgreSQL as soon as the interval allows, and a `pending` signal forgets a held-back
- * answer. Runs begun before it keep the old plan until they continue as new.
+ * Patch id (issues 12, 13, 19): a `pending` signal while a wake is believed outstanding makes
+ * one look at PostgreSQL as soon as the interval allows (a lost `drained` heals at once); a
+ * `pending` signal forgets a held-back answer (a DM may spend the budget's reserve, an outage's
+ * end cleared the back-off); a wake delivered late (a send retried after our configuration was
+ * fixed) counts from its delivery. Runs begun before it keep the old plan until they continue
+ * as new.
  */
-export const recheckPendingPatch = 'recheck-pending-while-outstanding';
+export const deliveryControlPatch = 'delivery-control';
 
 export async function registrationWorkflow(input: RegistrationWorkflowInput): Promise<RegistrationWorkflowResult> {
   const { userId, deviceId } = input;
   const state = new DeviceState(input.transport, input.carried);
-  state.recheckWhileOutstanding = patched(recheckPendingPatch);
+  state.deliveryControl = patched(deliveryControlPatch);
   const [claimProxy, sendProxy] = input.activityKind === 'regular' ? [remote, remoteSend] : [local, localSend];
 
   setHandler(pendingSignal, () => state.onPending());
@@ -135,6 +138,12 @@ export async function registrationWorkflow(input: RegistrationWorkflowInput): Pr
     if (sent.outcome === 'dead' || sent.outcome === 'gone') state.onStop();
     // Not delivered: the claim was released with a back-off; look again when it is over.
     else if (sent.outcome === 'deferred') state.onDeferred(sent.until, sent.reason);
+    else if (sent.outcome === 'delivered' && state.deliveredLate(Date.now())) {
+      // Sent minutes after its claim (our configuration was fixed meanwhile): the device was
+      // woken now, not then — else the next look would take it for a re-wake already due.
+      const at = Date.now();
+      if (await claimProxy.recordLateWake({ registrationId: claim.registrationId, claimedAt: state.lastWakeAt!, at })) state.onWokenAt(at);
+    }
   }
 }
 

@@ -31,7 +31,7 @@ export interface TransportHealthOptions {
   readonly log: Logger;
   /** Identifies this worker's rows; unique per process. */
   readonly workerId?: string;
-  /** How often to share, probe and recover (real time). */
+  /** How often to share, probe and recover (real time); 0: only when `round()` is called. */
   readonly intervalMs?: number;
   /** One probe per origin in outage at most this often (detector time). */
   readonly probeEveryMs?: number;
@@ -175,7 +175,7 @@ export function startTransportHealth(options: TransportHealthOptions): Transport
   }
 
   const schedule = () => {
-    if (stopped) return;
+    if (stopped || intervalMs === 0) return;
     timer = setTimeout(() => {
       running = round().finally(() => {
         running = undefined;

@@ -152,8 +152,9 @@ export class WorkflowHarness {
       }),
       maxCachedWorkflows: this.maxCachedWorkflows,
     });
-    // The outage loop as the worker runs it, quicker (real time): probes and recoveries
-    // must not wait for the test.
+    // The outage loop as the worker runs it, but one round per skip, right after it (see
+    // `skip`): its signals must not race the time-skipping server's timers any more than a
+    // test's own signals do.
     const transports = this.transports;
     const health = startTransportHealth({
       pool: this.db.pool,
@@ -161,7 +162,7 @@ export class WorkflowHarness {
       temporal: this.env.client,
       taskQueue: this.taskQueue,
       log,
-      intervalMs: 200,
+      intervalMs: 0,
       clock: () => Math.max(transports.clock(), this.workflowNow),
     });
     this.worker = { worker, running: worker.run(), health };
@@ -185,7 +186,7 @@ export class WorkflowHarness {
     await this.startWorker();
   }
 
-  /** One round of the outage loop now (it also runs by itself every 200 ms). */
+  /** One round of the worker's outage loop now (every `skip` ends with one). */
   async healthRound(): Promise<void> {
     await this.worker?.health.round();
   }
@@ -322,6 +323,7 @@ export class WorkflowHarness {
     await this.env.sleep(ms);
     this.workflowNow = await this.env.currentTimeMs();
     await this.passTimersAboutToFire();
+    await this.healthRound();
   }
 
   /**
