@@ -43,6 +43,12 @@ export interface ClaimInput {
   readonly deviceId: string;
   /** Workflow time (ms). Every coalescing decision uses the workflow's clock, never the database's. */
   readonly now: number;
+  /**
+   * When the last claim's wake really went out, if long after the claim (a send retried while
+   * our configuration was broken): the interval and the re-wake count from it, not from the
+   * claim's `last_woken_at`.
+   */
+  readonly wokenAt?: number;
 }
 
 /** What else than coalescing decides when this device may be woken, as the claim saw it. */
@@ -86,13 +92,6 @@ export interface SendInput {
   readonly priority: Priority;
   /** Workflow time (ms) of the send: back-offs are set on the workflow's clock, as claims read them. */
   readonly now?: number;
-}
-
-export interface LateWakeInput {
-  readonly registrationId: string;
-  /** The claim's time (`last_woken_at` it wrote) and when its wake went out (workflow time, ms). */
-  readonly claimedAt: number;
-  readonly at: number;
 }
 
 export type SendResult =
@@ -151,6 +150,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
    */
   async function claimWake(input: ClaimInput): Promise<ClaimResult> {
     const now = new Date(input.now).toISOString();
+    const wokenAt = input.wokenAt === undefined ? null : new Date(input.wokenAt).toISOString();
     const row = await pool.transaction(async (tx) => {
       const id = await tx.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
         SELECT id FROM push_registrations WHERE user_id = ${input.userId} AND device_id = ${input.deviceId}
@@ -163,15 +163,17 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
                  EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = r.id AND p.is_dm) AS dm_pending,
                  (r.transport = 'fcm' AND ${fcmBudget.burst} > 0) AS budgeted
           FROM push_registrations r WHERE r.id = ${id}
+        ), woken AS (
+          SELECT c.*, greatest(c.last_woken_at, ${wokenAt}::timestamptz) AS woken_at FROM current c
         ), decided AS (
           SELECT c.*,
                  (c.wake_outstanding AND c.last_woken_at = ${now}::timestamptz) AS retry,
-                 (c.last_woken_at IS NULL OR c.last_woken_at <= ${now}::timestamptz - ${coalescing.minIntervalMs} * interval '1 millisecond') AS interval_over,
-                 (NOT c.wake_outstanding OR c.last_woken_at IS NULL
-                   OR c.last_woken_at <= ${now}::timestamptz - ${coalescing.rewakeAfterMs} * interval '1 millisecond') AS rewake_free,
+                 (c.woken_at IS NULL OR c.woken_at <= ${now}::timestamptz - ${coalescing.minIntervalMs} * interval '1 millisecond') AS interval_over,
+                 (NOT c.wake_outstanding OR c.woken_at IS NULL
+                   OR c.woken_at <= ${now}::timestamptz - ${coalescing.rewakeAfterMs} * interval '1 millisecond') AS rewake_free,
                  (c.backoff_until IS NULL OR c.backoff_until <= ${now}::timestamptz) AS backoff_over,
                  greatest(coalesce(c.fcm_budget_tat, ${now}::timestamptz), ${now}::timestamptz) + ${fcmBudget.refillMs} * interval '1 millisecond' AS spent_tat
-          FROM current c
+          FROM woken c
         ), judged AS (
           SELECT d.*,
                  (NOT d.budgeted OR d.spent_tat - ${now}::timestamptz
@@ -204,7 +206,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
       status: 'not-claimed',
       ...common,
       observed: { outstanding: row.wake_outstanding, hasPending: row.has_pending, lastWokenAt: row.last_woken_at?.getTime() ?? null },
-      readyAt: readyAt(row, input.now, priority),
+      readyAt: readyAt(row, input.now, priority, input.wokenAt),
       ...(heldBack === undefined ? {} : { heldBack }),
     };
   }
@@ -217,28 +219,15 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
   }
 
   /** The earliest time every rule that refused this claim allows it (null: nothing pending). */
-  function readyAt(row: z.infer<typeof claimRow>, now: number, priority: Priority): number | null {
+  function readyAt(row: z.infer<typeof claimRow>, now: number, priority: Priority, wokenAt: number | undefined): number | null {
     if (!row.has_pending) return null;
-    const last = row.last_woken_at?.getTime() ?? now;
+    const last = Math.max(row.last_woken_at?.getTime() ?? now, wokenAt ?? -Infinity);
     const times = [now];
     if (!row.interval_over) times.push(last + coalescing.minIntervalMs);
     if (!row.rewake_free) times.push(last + coalescing.rewakeAfterMs);
     if (!row.backoff_over && row.backoff_until !== null) times.push(row.backoff_until.getTime());
     if (!row.budget_ok) times.push(budgetReadyAt(fcmBudget, row.fcm_budget_tat?.getTime() ?? null, now, priority));
     return Math.max(...times);
-  }
-
-  /**
-   * A wake delivered long after its claim is a wake of its delivery: `last_woken_at` moves to
-   * it (only while that claim is the one outstanding), so the minimum interval and the re-wake
-   * count from when the device was really woken. True when it moved.
-   */
-  async function recordLateWake(input: LateWakeInput): Promise<boolean> {
-    const moved = await pool.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
-      UPDATE push_registrations SET last_woken_at = ${new Date(input.at).toISOString()}::timestamptz
-      WHERE id = ${input.registrationId} AND wake_outstanding AND last_woken_at = ${new Date(input.claimedAt).toISOString()}::timestamptz
-      RETURNING id`);
-    return moved !== null;
   }
 
   /**
@@ -353,7 +342,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
     await pool.query(sql.unsafe`DELETE FROM push_registrations WHERE id = ${registration.id} AND token = ${registration.token}`);
   }
 
-  return { claimWake, sendWake, recordLateWake };
+  return { claimWake, sendWake };
 }
 
 /** The wait before the next attempt (see `backoffBaseMs`). */

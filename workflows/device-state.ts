@@ -50,7 +50,7 @@ export class DeviceState {
    * The behaviours of the `delivery-control` patch (see the workflow): a `pending` signal while
    * a wake is believed outstanding asks PostgreSQL once, as soon as the interval allows (a lost
    * `drained` must not hold the message for the re-wake); a `pending` signal forgets a held-back
-   * answer; a late delivery is recorded as a wake of its time. Runs begun before the patch keep the old plan.
+   * answer; a late delivery counts as a wake of its time. Runs begun before the patch keep the old plan.
    */
   deliveryControl = false;
   wakesThisRun = 0;
@@ -96,23 +96,25 @@ export class DeviceState {
   onClaimed(now: number): void {
     this.outstanding = true;
     this.lastWakeAt = now;
+    this.wokenAt = undefined;
     this.pendingSeen = true;
     this.wakesThisRun += 1;
     this.notBefore = 0;
   }
 
   /**
-   * Whether a wake delivered at `at` went out long after its claim (a send retried for minutes
-   * while our configuration was broken): it is then a wake of `at`, recorded as such.
+   * The claim's wake went out at `at`. Long after the claim (a send retried for minutes while
+   * our configuration was broken) it is a wake of `at`: the interval and the re-wake count from
+   * it — here and, through the claim's `wokenAt`, in PostgreSQL's eyes — while `lastWakeAt`
+   * stays the claim's time, which is what PostgreSQL holds.
    */
-  deliveredLate(at: number): boolean {
-    return this.deliveryControl && this.lastWakeAt !== null && this.intervals !== undefined && at - this.lastWakeAt > this.intervals.minIntervalMs;
+  onDelivered(at: number): void {
+    if (!this.deliveryControl || this.lastWakeAt === null || this.intervals === undefined) return;
+    if (at - this.lastWakeAt > this.intervals.minIntervalMs) this.wokenAt = at;
   }
 
-  /** PostgreSQL now says the wake went out at `at` (see `deliveredLate`). */
-  onWokenAt(at: number): void {
-    this.lastWakeAt = at;
-  }
+  /** When the last claim's wake went out, if late (see `onDelivered`); undefined otherwise. */
+  wokenAt: number | undefined;
 
   /** The send did not go through: the claim was released with a back-off until `until`. */
   onDeferred(until: number, reason: string): void {
@@ -135,6 +137,7 @@ export class DeviceState {
    */
   onObserved(observed: ObservedState, now: number, readyAt?: number | null, heldBack?: 'budget' | 'backoff'): boolean {
     const unrecordedClaim = observed.outstanding && observed.lastWokenAt !== null && observed.lastWokenAt !== this.lastWakeAt;
+    if (observed.lastWokenAt !== this.lastWakeAt) this.wokenAt = undefined;
     this.outstanding = observed.outstanding;
     this.lastWakeAt = observed.lastWokenAt;
     this.pendingSeen = observed.hasPending;
@@ -166,7 +169,7 @@ export class DeviceState {
     if (this.existenceCheckRequested) return { at: now, reason: 'now' };
     if (this.intervals === undefined) return this.checkRequested ? { at: now, reason: 'now' } : undefined;
     const { minIntervalMs, rewakeAfterMs } = this.intervals;
-    const lastWake = this.lastWakeAt;
+    const lastWake = this.lastWakeAt === null ? null : Math.max(this.lastWakeAt, this.wokenAt ?? this.lastWakeAt);
     if (this.outstanding) {
       if (this.deliveryControl && this.checkRequested) return this.notSooner(now, lastWake === null ? now : lastWake + minIntervalMs, 'interval');
       if (!this.pendingSeen && !this.checkRequested) return undefined;

@@ -113,7 +113,7 @@ export async function registrationWorkflow(input: RegistrationWorkflowInput): Pr
     state.checkRequested = false;
     state.registeredSinceLastClaim = false;
     const now = Date.now();
-    const claim: ClaimResult = await claimProxy.claimWake({ userId, deviceId, now });
+    const claim: ClaimResult = await claimProxy.claimWake({ userId, deviceId, now, ...(state.wokenAt === undefined ? {} : { wokenAt: state.wokenAt }) });
     if (claim.status === 'gone') {
       if (state.registeredSinceLastClaim) continue; // re-registered while we looked: look again
       await condition(allHandlersFinished);
@@ -138,12 +138,9 @@ export async function registrationWorkflow(input: RegistrationWorkflowInput): Pr
     if (sent.outcome === 'dead' || sent.outcome === 'gone') state.onStop();
     // Not delivered: the claim was released with a back-off; look again when it is over.
     else if (sent.outcome === 'deferred') state.onDeferred(sent.until, sent.reason);
-    else if (sent.outcome === 'delivered' && state.deliveredLate(Date.now())) {
-      // Sent minutes after its claim (our configuration was fixed meanwhile): the device was
-      // woken now, not then — else the next look would take it for a re-wake already due.
-      const at = Date.now();
-      if (await claimProxy.recordLateWake({ registrationId: claim.registrationId, claimedAt: state.lastWakeAt!, at })) state.onWokenAt(at);
-    }
+    // Sent minutes after its claim (our configuration was fixed meanwhile): a wake of now,
+    // else the next look would take it for a re-wake already due.
+    else if (sent.outcome === 'delivered') state.onDelivered(Date.now());
   }
 }
 

@@ -127,6 +127,18 @@ describe('claimWake', () => {
   });
 });
 
+describe('claimWake after a late delivery', () => {
+  it('counts the interval and the re-wake from when the wake went out, not from the claim', async () => {
+    await addPending(10, false);
+    expect((await claimWake({ ...device, now: t0 })).status).toBe('claimed');
+    // The send was retried for 20 minutes (our configuration was broken) and went out then.
+    const wokenAt = t0 + 20 * 60_000;
+    expect(await claimWake({ ...device, now: wokenAt + minIntervalMs, wokenAt })).toMatchObject({ status: 'not-claimed', readyAt: wokenAt + rewakeAfterMs });
+    expect((await claimWake({ ...device, now: wokenAt + rewakeAfterMs - 1, wokenAt })).status).toBe('not-claimed');
+    expect((await claimWake({ ...device, now: wokenAt + rewakeAfterMs, wokenAt })).status).toBe('claimed');
+  });
+});
+
 describe('claimWake and the back-off', () => {
   it('refuses while a back-off is in force, says until when, and claims from then on', async () => {
     await addPending(10, true);
