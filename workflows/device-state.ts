@@ -55,6 +55,8 @@ export class DeviceState {
   deliveryControl = false;
   wakesThisRun = 0;
   intervals: Intervals | undefined;
+  /** When the last claim's wake went out, if long after the claim (see `onDelivered`). */
+  wokenAt: number | undefined;
   control: ObservedControl | undefined;
   /** No claim before this time: the claim said when it could succeed (budget, back-off), or a second against spinning. */
   private notBefore = 0;
@@ -68,6 +70,7 @@ export class DeviceState {
     // A fresh run always looks once: it may have been started to heal a stranded device.
     this.checkRequested = carried?.checkRequested ?? true;
     this.intervals = carried?.intervals;
+    this.wokenAt = carried?.wokenAt;
   }
 
   onPending(): void {
@@ -112,9 +115,6 @@ export class DeviceState {
     if (!this.deliveryControl || this.lastWakeAt === null || this.intervals === undefined) return;
     if (at - this.lastWakeAt > this.intervals.minIntervalMs) this.wokenAt = at;
   }
-
-  /** When the last claim's wake went out, if late (see `onDelivered`); undefined otherwise. */
-  wokenAt: number | undefined;
 
   /** The send did not go through: the claim was released with a back-off until `until`. */
   onDeferred(until: number, reason: string): void {
@@ -191,6 +191,7 @@ export class DeviceState {
       lastWakeAt: this.lastWakeAt,
       checkRequested: this.checkRequested || this.existenceCheckRequested,
       intervals: this.intervals,
+      ...(this.wokenAt === undefined ? {} : { wokenAt: this.wokenAt }),
     };
   }
 

@@ -27,6 +27,8 @@ export interface CarriedState {
   readonly checkRequested: boolean;
   /** The worker's PUSH_MIN_INTERVAL_MS / PUSH_REWAKE_AFTER_MS, as last reported by the claim. */
   readonly intervals?: { readonly minIntervalMs: number; readonly rewakeAfterMs: number };
+  /** When the last claim's wake went out, if long after its claim (workflow time, ms). */
+  readonly wokenAt?: number;
 }
 
 /** New pending rows exist for this device (bridge, maintenance healing). */
