@@ -69,7 +69,7 @@ describe('FCM on the wire', () => {
     expect(fcm.received).toHaveLength(1000);
     expect(sizes('HIGH').size).toBe(1);
     expect(sizes('NORMAL').size).toBe(1);
-  });
+  }, 60_000); // 1,000 requests: seconds on a loaded machine
 });
 
 describe('FCM errors → outcomes (through the wire)', () => {

@@ -87,7 +87,7 @@ describe('UnifiedPush on the wire', () => {
     const encrypted = distributor.received.filter((m) => m.contentEncoding === 'aes128gcm');
     expect(new Set(encrypted.map((m) => m.salt)).size).toBe(1000);
     expect(new Set(encrypted.map((m) => m.senderKey)).size).toBe(1000);
-  });
+  }, 60_000); // 2,000 encryptions and requests: seconds on a loaded machine
 });
 
 describe('UnifiedPush answers → outcomes', () => {
