@@ -4,7 +4,7 @@ import { registry } from '../src/metrics.js';
 
 export const wakes = new Counter({
   name: 'push_wakes_total',
-  help: 'Wakes attempted, by transport, priority and outcome (delivered, dead, transient, config-error).',
+  help: 'Wakes attempted, by transport, priority and outcome (delivered, dead, transient, rate-limited, outage-deferred, config-error).',
   labelNames: ['transport', 'priority', 'outcome'] as const,
   registers: [registry],
 });
@@ -31,5 +31,19 @@ export const processedEventsPruned = new Counter({
 export const healed = new Counter({
   name: 'push_registrations_healed_total',
   help: 'Stranded registrations (pending rows, no wake for longer than the re-wake interval) signalled by maintenance.',
+  registers: [registry],
+});
+
+export const fcmWakesHeldBack = new Counter({
+  name: 'push_fcm_wakes_held_back_total',
+  help: 'Claims of an FCM wake refused by the per-device budget (PUSH_FCM_WAKE_BURST), by the priority the wake would have had: the wake waits for the budget, its rows stay pending.',
+  labelNames: ['priority'] as const,
+  registers: [registry],
+});
+
+export const rateLimitBackoffs = new Counter({
+  name: 'push_rate_limit_backoffs_total',
+  help: 'Wakes answered with a rate limit (UnifiedPush 429, FCM QUOTA_EXCEEDED) and backed off, by transport. Never counted as failures.',
+  labelNames: ['transport'] as const,
   registers: [registry],
 });

@@ -11,6 +11,7 @@
  *   drain-api     7. the api's drain vs a bare Koa handler with the same SQL
  *   live-traffic  4–5. a busy channel, wake cycles and idle devices in real time, counted from histories
  *   worker-memory 8. worker RSS per 1,000 cached workflows
+ *   fcm-budget    9. a busy channel through FCM, the per-device wake budget off and on (time-skipping server)
  *
  * BENCH_SCALE=small for a quick run; BENCH_ONLY=<names> for a subset. Numbers depend on the
  * machine; they are recorded, never asserted. Everything started is stopped, also on failure.
@@ -22,6 +23,7 @@ import { measureBridgeSql } from './measure/bridge-sql.js';
 import { measureClaim } from './measure/claim.js';
 import { measureDrainApi } from './measure/drain-api.js';
 import { measureFanOut } from './measure/fan-out.js';
+import { measureFcmBudget } from './measure/fcm-budget.js';
 import { measureLiveTraffic } from './measure/live-traffic.js';
 import { measureWakePath } from './measure/wake-path.js';
 import { measureWorkerMemory } from './measure/worker-memory.js';
@@ -43,6 +45,7 @@ const measurements: readonly (readonly [MeasurementName, Measure])[] = [
   ['drain-api', measureDrainApi],
   ['live-traffic', measureLiveTraffic],
   ['worker-memory', measureWorkerMemory],
+  ['fcm-budget', (stack, report, settings) => measureFcmBudget(stack, report, settings)],
   ['fan-out', measureFanOut],
 ];
 
@@ -66,7 +69,7 @@ const liveTrafficWithMemory: Measure = async (stack, report, settings, tap) => {
   }
 };
 
-const docsOrder: readonly MeasurementName[] = ['fan-out', 'live-traffic', 'bridge-sql', 'drain-api', 'worker-memory', 'claim', 'wake-path'];
+const docsOrder: readonly MeasurementName[] = ['fan-out', 'live-traffic', 'bridge-sql', 'drain-api', 'worker-memory', 'fcm-budget', 'claim', 'wake-path'];
 
 async function main(): Promise<void> {
   const settings = loadBenchSettings();

@@ -4,7 +4,7 @@
  * names of `measurementNames`). The benchmark's own knobs, so read here (bench/ is outside
  * the services' configuration).
  */
-export const measurementNames = ['claim', 'wake-path', 'bridge-sql', 'fan-out', 'drain-api', 'live-traffic', 'worker-memory'] as const;
+export const measurementNames = ['claim', 'wake-path', 'bridge-sql', 'fan-out', 'drain-api', 'live-traffic', 'worker-memory', 'fcm-budget'] as const;
 export type MeasurementName = (typeof measurementNames)[number];
 
 export interface BenchSettings {
@@ -24,6 +24,8 @@ export interface BenchSettings {
     readonly idleDevices: number;
   };
   readonly workerMemory: { readonly steps: readonly number[] };
+  /** Busy channel through FCM on the time-skipping server: devices, workflow time per setting, a DM per device this often. */
+  readonly fcmBudget: { readonly devices: number; readonly durationMs: number; readonly dmEveryMs: number };
 }
 
 const full: Omit<BenchSettings, 'only'> = {
@@ -36,6 +38,7 @@ const full: Omit<BenchSettings, 'only'> = {
   drainApi: { devices: 500, concurrency: 32, rounds: 4, channelsPerDevice: 3 },
   liveTraffic: { durationMs: 5 * 60_000, busyDevices: 20, quietDevices: 5, quietEveryMs: 20_000, idleDevices: 5 },
   workerMemory: { steps: [1_000, 2_000] },
+  fcmBudget: { devices: 3, durationMs: 3_600_000, dmEveryMs: 10 * 60_000 },
 };
 
 const small: Omit<BenchSettings, 'only'> = {
@@ -47,6 +50,7 @@ const small: Omit<BenchSettings, 'only'> = {
   drainApi: { devices: 100, concurrency: 16, rounds: 2, channelsPerDevice: 3 },
   liveTraffic: { durationMs: 60_000, busyDevices: 5, quietDevices: 3, quietEveryMs: 20_000, idleDevices: 3 },
   workerMemory: { steps: [250, 500] },
+  fcmBudget: { devices: 2, durationMs: 25 * 60_000, dmEveryMs: 5 * 60_000 },
 };
 
 export function loadBenchSettings(env: Readonly<Record<string, string | undefined>> = process.env): BenchSettings {

@@ -70,6 +70,17 @@ export interface Config {
   readonly coalescing: { readonly minIntervalMs: number; readonly rewakeAfterMs: number };
   /** Where the bridge's consumer starts when it is created: at this time, or (unset) at new messages. */
   readonly bridgeStartAt: Date | undefined;
+  /**
+   * The per-registration FCM wake budget (docs/transports.md): a burst of `burst` wakes, one
+   * more every `refillMs`; a wake with no DM pending leaves `dmReserve` of it. `burst` 0: off.
+   */
+  readonly fcmBudget: FcmBudgetConfig;
+}
+
+export interface FcmBudgetConfig {
+  readonly burst: number;
+  readonly refillMs: number;
+  readonly dmReserve: number;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -87,6 +98,7 @@ export function loadConfig(role: Role, env: Env = process.env): Config {
   if (coalescing.rewakeAfterMs < coalescing.minIntervalMs) {
     throw new ConfigError('PUSH_REWAKE_AFTER_MS', 'must not be shorter than PUSH_MIN_INTERVAL_MS');
   }
+  const fcmBudget = readFcmBudget(read);
   const jwtKey = readJwtKey(read);
   if (jwtKey === undefined && (role === 'api' || role === 'all')) {
     throw new ConfigError('JWT_SECRET', 'is required (or JWT_PUBLIC_KEY): the api verifies device JWTs');
@@ -106,7 +118,7 @@ export function loadConfig(role: Role, env: Env = process.env): Config {
     workerSdkMetricsPort: integer(read, 'WORKER_SDK_METRICS_PORT', 9466, 0, 65_535),
     logLevel: oneOf(read, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     jwt: { key: jwtKey, issuer: read('JWT_ISSUER'), audience: read('JWT_AUDIENCE') },
-    fcm: readFcm(read),
+    fcm: readFcm(read, role),
     unifiedPush: {
       allowPrivate: boolean(read, 'PUSH_UP_ALLOW_PRIVATE', false),
       allowHttp: boolean(read, 'PUSH_UP_ALLOW_HTTP', false),
@@ -114,7 +126,17 @@ export function loadConfig(role: Role, env: Env = process.env): Config {
     },
     coalescing,
     bridgeStartAt: instant(read, 'BRIDGE_START_AT'),
+    fcmBudget,
   };
+}
+
+function readFcmBudget(read: Read): FcmBudgetConfig {
+  const burst = integer(read, 'PUSH_FCM_WAKE_BURST', 20, 0, 10_000);
+  const refillMs = integer(read, 'PUSH_FCM_WAKE_REFILL_MS', 180_000, 1, 86_400_000);
+  const dmReserve = integer(read, 'PUSH_FCM_DM_RESERVE', 5, 0, 10_000);
+  // A reserve as large as the burst would never let a server-channel wake through FCM.
+  if (burst > 0 && dmReserve >= burst) throw new ConfigError('PUSH_FCM_DM_RESERVE', `must be smaller than PUSH_FCM_WAKE_BURST (${burst})`);
+  return { burst, refillMs, dmReserve };
 }
 
 type Read = (name: string) => string | undefined;
@@ -242,16 +264,26 @@ const serviceAccountSchema = z.object({
   token_uri: z.string().url().optional(),
 });
 
-function readFcm(read: Read): Config['fcm'] {
+/**
+ * FCM is configured whole or not at all (design §9). The api needs only FCM_PROJECT_ID (it
+ * alone makes `GET /api/push/config` say `fcm: true`); a worker needs FCM_PROJECT_ID and
+ * FCM_CREDENTIALS_JSON together, for the same project — a worker with one half would accept
+ * registrations the api advertises and then fail every wake.
+ */
+function readFcm(read: Read, role: Role): Config['fcm'] {
   const endpoint = read('FCM_ENDPOINT') ?? 'https://fcm.googleapis.com';
   const endpointUrl = tryUrl(endpoint);
   if (endpointUrl === undefined || !['https:', 'http:'].includes(endpointUrl.protocol)) {
     throw new ConfigError('FCM_ENDPOINT', 'must be an http(s) URL');
   }
   const raw = read('FCM_CREDENTIALS_JSON');
-  let projectId = read('FCM_PROJECT_ID');
+  const projectId = read('FCM_PROJECT_ID');
   if (projectId !== undefined && !/^[a-z0-9-]{1,100}$/i.test(projectId)) {
     throw new ConfigError('FCM_PROJECT_ID', `is not a Firebase project id (got "${projectId}")`);
+  }
+  const sends = role === 'worker' || role === 'all';
+  if (sends && projectId !== undefined && raw === undefined) {
+    throw new ConfigError('FCM_CREDENTIALS_JSON', 'is required with FCM_PROJECT_ID on a worker (the service account that sends the wakes)');
   }
   if (raw === undefined) return { projectId, credentials: undefined, endpoint: endpoint.replace(/\/+$/, '') };
   let parsed: z.infer<typeof serviceAccountSchema>;
@@ -265,8 +297,11 @@ function readFcm(read: Read): Config['fcm'] {
   } catch {
     throw new ConfigError('FCM_CREDENTIALS_JSON', 'has a private_key that is not a PEM private key');
   }
-  projectId ??= parsed.project_id;
-  if (projectId === undefined) throw new ConfigError('FCM_PROJECT_ID', 'is required with FCM_CREDENTIALS_JSON');
+  if (projectId === undefined) {
+    if (sends) throw new ConfigError('FCM_PROJECT_ID', 'is required with FCM_CREDENTIALS_JSON (the api reports fcm: true only with it; set it on both)');
+  } else if (parsed.project_id !== undefined && parsed.project_id !== projectId) {
+    throw new ConfigError('FCM_PROJECT_ID', `is "${projectId}" but FCM_CREDENTIALS_JSON is a key of project "${parsed.project_id}"`);
+  }
   return {
     projectId,
     credentials: {

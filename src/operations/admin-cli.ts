@@ -2,7 +2,7 @@
  * `push-admin`: the operator's view of an instance, from the service's own configuration
  * (DATABASE_URL, TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_UI_URL):
  *
- *   push-admin device <user_id> <device_id>   registration (no secrets), pending rows, sessions, workflow state, Web UI link
+ *   push-admin device <user_id> <device_id>   registration (no secrets), FCM budget, back-off, pending rows, sessions, workflow state, Web UI link
  *   push-admin count                          registrations by transport, pending rows
  *   push-admin prune <user_id> <device_id>    delete one registration as DELETE /api/push/registration does
  *
@@ -73,7 +73,7 @@ export async function runAdmin(command: AdminCommand, loadConfig: () => Config, 
       return 0;
     }
     if (command.command === 'device') {
-      const deps = { pool, temporal: temporal.client, namespace: config.temporal.namespace, uiUrl: config.temporal.uiUrl };
+      const deps = { pool, temporal: temporal.client, namespace: config.temporal.namespace, uiUrl: config.temporal.uiUrl, fcmBudget: config.fcmBudget };
       const report = await inspectDevice(deps, command.userId, command.deviceId);
       print(report, formatDeviceReport(report));
       return report.registration === null ? 4 : 0;

@@ -1,7 +1,7 @@
 /**
  * Starts the Temporal worker process: registration and maintenance workflows, their
  * activities (PostgreSQL, the transports, a Temporal client for signals), the maintenance
- * Schedule, and the operations listener.
+ * Schedule, the transports' outage sharing and recovery loop, and the operations listener.
  */
 import { NativeConnection } from '@temporalio/worker';
 import { sql } from 'slonik';
@@ -16,6 +16,7 @@ import { attachDatabaseGauges } from '../operations/metrics-collectors.js';
 import { installSdkMetrics } from '../operations/sdk-metrics.js';
 import { startOpsServer } from '../ops-server.js';
 import { createTransports } from '../transports/index.js';
+import { startTransportHealth } from './transport-health.js';
 
 export interface RunningWorker {
   readonly opsPort: number;
@@ -35,8 +36,9 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
     connection,
     namespace: config.temporal.namespace,
     taskQueue,
-    activities: createActivities({ pool, log, coalescing: config.coalescing, transports, temporal: temporal.client, taskQueue }),
+    activities: createActivities({ pool, log, coalescing: config.coalescing, fcmBudget: config.fcmBudget, transports, temporal: temporal.client, taskQueue }),
   });
+  const health = startTransportHealth({ pool, transports, temporal: temporal.client, taskQueue, log: log.child({ component: 'transport-health' }) });
   const running = worker.run();
   running.catch((error: unknown) => log.fatal({ err: error }, 'worker stopped with an error'));
   const ops = await startOpsServer(config.http.host, config.workerMetricsPort, {
@@ -52,6 +54,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
       // Stop polling, let in-flight activities and workflow tasks finish, then close.
       worker.shutdown();
       await running.catch(() => undefined);
+      await health.stop();
       await connection.close();
       await temporal.close();
       await transports.close();

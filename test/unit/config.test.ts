@@ -38,6 +38,7 @@ describe('loadConfig', () => {
     expect(config.fcm).toEqual({ projectId: undefined, credentials: undefined, endpoint: 'https://fcm.googleapis.com' });
     expect(config.unifiedPush).toEqual({ allowPrivate: false, allowHttp: false, vapid: undefined });
     expect(config.coalescing).toEqual({ minIntervalMs: 15_000, rewakeAfterMs: 900_000 });
+    expect(config.fcmBudget).toEqual({ burst: 20, refillMs: 180_000, dmReserve: 5 });
     expect(config.jwt.key).toMatchObject({ kind: 'secret', algorithm: 'HS256' });
     expect(config.jwt.issuer).toBeUndefined();
   });
@@ -53,12 +54,16 @@ describe('loadConfig', () => {
       HOST: '0.0.0.0',
       JWT_ISSUER: 'https://chat.example',
       JWT_AUDIENCE: 'zippchat',
+      FCM_PROJECT_ID: 'zippchat-test',
       FCM_CREDENTIALS_JSON: serviceAccount(),
       FCM_ENDPOINT: 'http://127.0.0.1:9999/',
       PUSH_UP_ALLOW_PRIVATE: 'true',
       PUSH_UP_ALLOW_HTTP: '1',
       PUSH_MIN_INTERVAL_MS: '1000',
       PUSH_REWAKE_AFTER_MS: '60000',
+      PUSH_FCM_WAKE_BURST: '10',
+      PUSH_FCM_WAKE_REFILL_MS: '60000',
+      PUSH_FCM_DM_RESERVE: '3',
     });
     expect(config.natsServers).toEqual(['nats://a:4222', 'nats://b:4222']);
     expect(config.temporal).toEqual({ address: 'temporal.internal:7233', namespace: 'zippchat', taskQueue: 'wakes-2' });
@@ -69,6 +74,7 @@ describe('loadConfig', () => {
     expect(config.fcm.endpoint).toBe('http://127.0.0.1:9999');
     expect(config.unifiedPush).toMatchObject({ allowPrivate: true, allowHttp: true });
     expect(config.coalescing).toEqual({ minIntervalMs: 1000, rewakeAfterMs: 60_000 });
+    expect(config.fcmBudget).toEqual({ burst: 10, refillMs: 60_000, dmReserve: 3 });
   });
 
   it('pins the JWT algorithm by the type of JWT_PUBLIC_KEY', () => {
@@ -130,6 +136,11 @@ describe('loadConfig', () => {
     ['PUSH_REWAKE_AFTER_MS', { PUSH_REWAKE_AFTER_MS: 'soon' }],
     ['PUSH_REWAKE_AFTER_MS', { PUSH_MIN_INTERVAL_MS: '20000', PUSH_REWAKE_AFTER_MS: '10000' }],
     ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
+    ['PUSH_FCM_WAKE_BURST', { PUSH_FCM_WAKE_BURST: '-1' }],
+    ['PUSH_FCM_WAKE_BURST', { PUSH_FCM_WAKE_BURST: 'many' }],
+    ['PUSH_FCM_WAKE_REFILL_MS', { PUSH_FCM_WAKE_REFILL_MS: '0' }],
+    ['PUSH_FCM_DM_RESERVE', { PUSH_FCM_DM_RESERVE: '1.5' }],
+    ['PUSH_FCM_DM_RESERVE', { PUSH_FCM_WAKE_BURST: '5', PUSH_FCM_DM_RESERVE: '5' }],
   ];
 
   it.each(rejected)('rejects a bad %s with one line naming it', (variable, overrides, role) => {
@@ -155,10 +166,28 @@ describe('loadConfig', () => {
     expect(failure({ ...base, FCM_CREDENTIALS_JSON: credentials }).message).not.toContain('SECRET-PEM');
   });
 
-  it('takes the FCM project from the key file when FCM_PROJECT_ID is unset, and requires one', () => {
-    expect(loadConfig('worker', { ...base, FCM_CREDENTIALS_JSON: serviceAccount() }).fcm.projectId).toBe('zippchat-test');
-    expect(failure({ ...base, FCM_CREDENTIALS_JSON: serviceAccount({ project_id: undefined }) }, 'worker').variable).toBe('FCM_PROJECT_ID');
+  it('turns the FCM budget off with a burst of 0, whatever the reserve', () => {
+    expect(loadConfig('worker', { ...base, PUSH_FCM_WAKE_BURST: '0', PUSH_FCM_DM_RESERVE: '5' }).fcmBudget).toEqual({ burst: 0, refillMs: 180_000, dmReserve: 5 });
+  });
+
+  it('refuses FCM configured by halves on a worker, naming the missing or wrong variable', () => {
+    // The project without the service account: the api would advertise FCM the worker cannot send.
+    expect(failure({ ...base, FCM_PROJECT_ID: 'zippchat-test' }, 'worker').variable).toBe('FCM_CREDENTIALS_JSON');
+    expect(failure({ ...base, FCM_PROJECT_ID: 'zippchat-test' }, 'all').variable).toBe('FCM_CREDENTIALS_JSON');
+    // The service account without the project: the api (same variables) would say fcm: false.
+    expect(failure({ ...base, FCM_CREDENTIALS_JSON: serviceAccount() }, 'worker').variable).toBe('FCM_PROJECT_ID');
+    // A key of another Firebase project: every token would answer SENDER_ID_MISMATCH.
+    const other = failure({ ...base, FCM_PROJECT_ID: 'zippchat-prod', FCM_CREDENTIALS_JSON: serviceAccount() }, 'worker');
+    expect(other.variable).toBe('FCM_PROJECT_ID');
+    expect(other.message).toBe('config: FCM_PROJECT_ID is "zippchat-prod" but FCM_CREDENTIALS_JSON is a key of project "zippchat-test"');
+    expect(loadConfig('worker', { ...base, FCM_PROJECT_ID: 'zippchat-test', FCM_CREDENTIALS_JSON: serviceAccount() }).fcm.projectId).toBe('zippchat-test');
+    expect(loadConfig('worker', { ...base, FCM_PROJECT_ID: 'zippchat-test', FCM_CREDENTIALS_JSON: serviceAccount({ project_id: undefined }) }).fcm.projectId).toBe('zippchat-test');
+  });
+
+  it('lets the api report fcm: true only from FCM_PROJECT_ID, never from the credentials alone', () => {
     expect(loadConfig('api', { ...base, FCM_PROJECT_ID: 'zippchat-prod' }).fcm).toMatchObject({ projectId: 'zippchat-prod', credentials: undefined });
+    expect(loadConfig('api', { ...base, FCM_CREDENTIALS_JSON: serviceAccount() }).fcm.projectId).toBeUndefined();
+    expect(failure({ ...base, FCM_PROJECT_ID: 'zippchat-prod', FCM_CREDENTIALS_JSON: serviceAccount() }, 'api').variable).toBe('FCM_PROJECT_ID');
   });
 
   it('reads BRIDGE_START_AT as an RFC 3339 instant, and names it when it is not one', () => {

@@ -85,7 +85,7 @@ async function startWorker(db: TestDatabase, taskQueue: string, client: Client, 
     connection,
     namespace: 'default',
     taskQueue,
-    activities: createActivities({ pool: db.pool, log, coalescing: config.coalescing, transports, temporal: client, taskQueue }),
+    activities: createActivities({ pool: db.pool, log, coalescing: config.coalescing, fcmBudget: config.fcmBudget, transports, temporal: client, taskQueue }),
     overrides: { maxCachedWorkflows: 100, shutdownGraceTime: '2s' },
   });
   const running = worker.run();
