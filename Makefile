@@ -4,20 +4,32 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 STACK := node dist/src/dev/stack.js
 
-.PHONY: help install build dev up down test lint typecheck bench clean
+.PHONY: help install go-tools kubernetes-schemas build image-dir dev up down test lint typecheck bench clean
 
 help:
 	@echo "make dev    start everything, run the live demo, serve until Ctrl-C"
 	@echo "make test   install what is missing, start private services, run every test tier"
 	@echo "make up     start everything in the background (returns when ready); make down stops it"
 	@echo "make bench  run the benchmarks"
+	@echo "make image-dir  build what the container image holds into dist-image/ (deploy/build.sh, as the Dockerfile does)"
 
 install:
 	@tools/install.sh
 
+go-tools:
+	@tools/go-tools.sh
+
+# The Kubernetes schemas the Helm chart's tests validate against (deploy/kubernetes-schemas.txt).
+kubernetes-schemas:
+	@deploy/kubernetes-schemas.sh
+
 build: install
 	@npx tsc -p tsconfig.build.json
 	@node dist/src/bin/bundle-workflows.js
+
+image-dir: install
+	@rm -rf dist-image
+	@deploy/build.sh dist-image
 
 dev: build
 	@$(STACK) dev
@@ -34,7 +46,7 @@ lint: install
 typecheck: install
 	@npx tsc -p tsconfig.json
 
-test: build lint typecheck
+test: build lint typecheck go-tools kubernetes-schemas
 	@npx vitest run
 
 bench: build
@@ -43,4 +55,4 @@ bench: build
 clean: down
 	@# As root the dev cluster's files sit under the system temp dir, linked from .dev/postgres.
 	@if [ -L .dev/postgres ]; then rm -rf "$$(readlink -f .dev/postgres)"; fi
-	rm -rf dist .dev
+	rm -rf dist dist-image .dev
