@@ -47,7 +47,10 @@ beforeAll(async () => {
   build.stdout.on('data', (chunk: Buffer) => (buildLog += chunk.toString()));
   build.stderr.on('data', (chunk: Buffer) => (buildLog += chunk.toString()));
   const code = await new Promise<number | null>((resolve) => build.once('exit', resolve));
-  if (code !== 0) throw new Error(`deploy/build.sh exited ${code}:\n${buildLog}`);
+  if (code !== 0) {
+    const hint = /ENOTCACHED/.test(buildLog) ? ' (a package is missing from npm\'s cache: `npm ci` — make install — fills it)' : '';
+    throw new Error(`deploy/build.sh exited ${code}${hint}:\n${buildLog}`);
+  }
 }, 900_000);
 
 afterAll(() => {
