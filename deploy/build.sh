@@ -7,7 +7,7 @@
 #   OUT/dist/workflow-bundle.js              the workflow bundle, so workers do not bundle at start
 #   OUT/migrations/*.sql                     this service's migrations (not the host stand-in)
 #
-# The Dockerfile runs exactly this script; test/integration/deploy runs it too and starts the
+# The Dockerfile runs exactly this script; test/deploy runs it too and starts the
 # processes from OUT. Run every command from OUT: `node dist/src/bin/api.js` (the image's
 # WORKDIR is OUT). OUT must be empty or absent; nothing in the checkout is written to.
 #

@@ -8,7 +8,7 @@
 --   CREATE ROLE zippchat_push_bridge  LOGIN PASSWORD '…';
 --
 -- Then `migrate up` as zippchat_push_migrate (the chart's migrate Job), then grants.sql.
--- docs/deployment.md explains each line; test/integration/deploy applies these files as they
+-- docs/deployment.md explains each line; test/deploy applies these files as they
 -- are and runs the built processes with these roles.
 
 -- Every role finds the tables; only the migrating role creates any.
