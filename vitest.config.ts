@@ -8,8 +8,8 @@ import FailureSummaryReporter from './test/support/failure-summary-reporter.js';
 //   workflow    Temporal's time-skipping test server; run one file at a time, as the SDK asks;
 //   faults      kill -9 of the built processes and restarts of private services (issue 9);
 //   deploy      the container image's build script and the Helm chart (issue 16): the build
-//               runs into a clean directory and its processes start against the integration
-//               tier's kind of services; helm and kubeconform check the chart.
+//               runs into a clean directory and its processes start against private services;
+//               helm and kubeconform check the chart.
 export default defineConfig({
   test: {
     // The summary comes last: CI shows the tail of the output.
@@ -57,9 +57,9 @@ export default defineConfig({
         test: {
           name: 'deploy',
           include: ['test/deploy/**/*.test.ts'],
-          globalSetup: ['test/support/global-setup.ts'],
           // Alone, after the others: the image build compiles, bundles and installs (CPU for a
-          // minute or two), which would slow the timing-sensitive tiers if run beside them.
+          // minute or two), which would slow the timing-sensitive tiers if run beside them. Its
+          // services are its own (test/deploy/services.ts).
           fileParallelism: false,
           sequence: { groupOrder: 4 },
           testTimeout: 120_000,

@@ -2,8 +2,8 @@
  * The container image without a container engine: deploy/build.sh — the script the
  * Dockerfile's build stage runs — builds into a clean directory here, from npm's cache only,
  * and the image's processes start from that directory as the image starts them (`node
- * dist/src/bin/<process>.js` with the directory as the working directory) against the test
- * stack's PostgreSQL, NATS and Temporal. They run as in production: each process as its own
+ * dist/src/bin/<process>.js` with the directory as the working directory) against a private
+ * PostgreSQL, NATS and Temporal dev server (./services.ts). They run as in production: each process as its own
  * least-privileged PostgreSQL role (deploy/postgres/*.sql applied as they are), in a Temporal
  * namespace prepared with the CLI commands of docs/deployment.md. A phone registers, is woken,
  * drains and is revoked; the maintenance Schedule prunes a device without a session; then
@@ -15,21 +15,18 @@ import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlink
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { connect } from 'nats';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateUp, readMigrations } from '../../src/db/migrate.js';
 import { hostStandInMigrationsDir, serviceMigrationsDir } from '../../src/db/migrations.js';
-import { stopDaemon, waitFor } from '../../src/dev/daemons.js';
-import { natsDaemon, startNats } from '../../src/dev/nats.js';
-import { findBinaries } from '../../src/dev/tools.js';
+import { createDatabasePool, type DatabasePool } from '../../src/db/pool.js';
+import { waitFor } from '../../src/dev/daemons.js';
 import { projectRoot } from '../../src/paths.js';
 import { createDeviceKeys, startDistributor, type LocalDistributor } from '../../src/simulator/distributor.js';
-import { freshDatabase, type TestDatabase } from '../support/database.js';
-import { hostFixtures, nextId } from '../support/host-fixtures.js';
+import { hostFixtures } from '../support/host-fixtures.js';
 import { signDeviceToken, testJwtSecret } from '../support/jwt.js';
 import { freePort } from '../support/ports.js';
-import '../support/provided.js';
+import { startDeployServices, type DeployServices } from './services.js';
 
 /** The Dockerfile's WORKDIR: what deploy/build.sh built. */
 let app: string;
@@ -73,10 +70,12 @@ describe('deploy/build.sh: what the image holds', () => {
 
   it('production dependencies only, with the one native Temporal core bridge this platform loads', () => {
     const modules = path.join(app, 'node_modules');
-    for (const name of ['@temporalio/worker', '@temporalio/client', 'koa', 'slonik', 'pg', 'nats']) expect(existsSync(path.join(modules, name)), name).toBe(true);
-    for (const name of ['typescript', 'vitest', 'eslint', 'tsx', '@temporalio/testing', 'fast-check', 'typescript-eslint']) {
-      expect(existsSync(path.join(modules, name)), `${name} (a development dependency)`).toBe(false);
-    }
+    const manifest = JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { dependencies: object; devDependencies: object };
+    for (const name of Object.keys(manifest.dependencies)) expect(existsSync(path.join(modules, name)), name).toBe(true);
+    // The development tools (other development dependencies may also be dependencies of a production package).
+    const tools = ['typescript', 'vitest', 'eslint', 'tsx', '@temporalio/testing', 'fast-check', 'typescript-eslint'].filter((n) => n in manifest.devDependencies);
+    expect(tools.length).toBeGreaterThan(3);
+    for (const name of tools) expect(existsSync(path.join(modules, name)), `${name} (a development dependency)`).toBe(false);
     const releases = sortedEntries(path.join(modules, '@temporalio', 'core-bridge', 'releases'));
     expect(releases).toHaveLength(1);
     expect(releases[0]).toMatch(process.arch === 'arm64' ? /^aarch64-unknown-linux-gnu$/ : /^x86_64-unknown-linux-gnu$/);
@@ -113,8 +112,8 @@ describe('deploy/build.sh: what the image holds', () => {
 });
 
 describe('the image\'s processes, from the build output, against real PostgreSQL, NATS and Temporal', () => {
-  let db: TestDatabase;
-  let natsDir: string | undefined;
+  let services: DeployServices | undefined;
+  let pool: DatabasePool | undefined;
   let distributor: LocalDistributor | undefined;
   let connection: Connection | undefined;
   const running: Running[] = [];
@@ -123,16 +122,14 @@ describe('the image\'s processes, from the build output, against real PostgreSQL
     for (const p of running) if (p.child.exitCode === null) p.child.kill('SIGKILL');
     await connection?.close();
     await distributor?.close();
-    if (natsDir !== undefined) {
-      await stopDaemon(natsDir, natsDaemon);
-      rmSync(natsDir, { recursive: true, force: true });
-    }
-    await db?.drop();
-  });
+    await pool?.end();
+    await services?.stop();
+  }, 120_000);
 
   it('migrate as the owning role, api, worker and bridge each as its own role: ready, a phone woken and drained, maintenance run, then SIGTERM → exit 0', async () => {
+    services = await startDeployServices();
+    const db = { url: services.databaseUrl };
     // PostgreSQL as the instance has it: the host's tables, owned by someone else.
-    db = await freshDatabase({ migrated: false });
     await migrateUp(db.url, readMigrations([hostStandInMigrationsDir]));
     const roles = ['zippchat_push_migrate', 'zippchat_push_api', 'zippchat_push_worker', 'zippchat_push_bridge'];
     await runSql(db.url, roles.map((r) => `DO $$ BEGIN CREATE ROLE ${r} LOGIN PASSWORD '${r}-pw'; EXCEPTION WHEN duplicate_object THEN NULL; END $$;`).join('\n'));
@@ -153,7 +150,8 @@ describe('the image\'s processes, from the build output, against real PostgreSQL
 
     // Temporal as docs/deployment.md prepares it: a namespace with the three search attributes.
     const namespace = `deploy-${randomBytes(4).toString('hex')}`;
-    const address = inject('temporalAddress');
+    const address = services.temporalAddress;
+    const temporalCli = (args: readonly string[]) => runTemporalCli(services!.temporalCli, args);
     temporalCli(['operator', 'namespace', 'create', '--namespace', namespace, '--retention', '24h', '--address', address]);
     // One attribute per command: the CLI (1.9) takes several --name but registers only the first.
     for (const name of ['PushUserId', 'PushDeviceId', 'PushTransport']) {
@@ -163,8 +161,7 @@ describe('the image\'s processes, from the build output, against real PostgreSQL
     const client = new Client({ connection, namespace });
     await waitFor('the new namespace to serve', async () => client.workflow.count().then(() => true, () => false), 60_000);
 
-    natsDir = mkdtempSync(path.join(tmpdir(), 'deploy-nats-'));
-    const natsUrl = await startNats({ natsServer: findBinaries({}).natsServer, dir: natsDir, port: await freePort() });
+    const natsUrl = services.natsUrl;
     distributor = await startDistributor();
 
     const [apiPort, workerPort, bridgePort] = [await freePort(), await freePort(), await freePort()];
@@ -181,7 +178,8 @@ describe('the image\'s processes, from the build output, against real PostgreSQL
 
     // A phone of bob's with a live session registers (UnifiedPush, RFC 8291 keys); a message
     // from alice in their DM wakes it; it drains what was waiting.
-    const host = hostFixtures(db.pool);
+    pool = await createDatabasePool(db.url, { maximumPoolSize: 2 });
+    const host = hostFixtures(pool);
     const [alice, bob] = await host.users(2);
     const dm = await host.dm([alice!, bob!]);
     await runSql(
@@ -193,9 +191,9 @@ describe('the image\'s processes, from the build output, against real PostgreSQL
     // An old phone of bob's whose session is gone: maintenance prunes it.
     await registerPhone(urls.api, bob!, 'old-phone', distributor);
 
-    const nc = await connect({ servers: natsUrl });
-    await nc.jetstream().publish(`channel.${dm}.MESSAGE_CREATE`, JSON.stringify({ id: nextId(), channel_id: dm, author_id: alice!, created_at: new Date().toISOString() }));
-    await nc.close();
+    // alice writes in the DM: the host publishes MESSAGE_CREATE (the repository's demo-say does it as the host would).
+    const say = spawnSync('npm', ['run', '-s', 'demo-say', '--', '--nats', natsUrl, '--channel', dm, '--author', alice!, 'hello'], { cwd: projectRoot, encoding: 'utf8', timeout: 60_000 });
+    expect(say.status, say.stderr).toBe(0);
     await waitFor('the wake', async () => distributor!.received.some((m) => m.endpoint === phone.endpoint), 60_000).catch((error: unknown) => {
       throw new Error(`${String(error)}\n${running.map((p) => `--- ${p.name}\n${p.output()}`).join('\n')}`);
     });
@@ -219,12 +217,12 @@ describe('the image\'s processes, from the build output, against real PostgreSQL
     }, 60_000);
     const report = await client.workflow.getHandle(runId!.workflowId, runId!.firstExecutionRunId).result();
     expect(report).toMatchObject({ prunedNoSession: 1, healedStranded: 0 });
-    expect(await registrationsOf(db, bob!)).toEqual(['deploy-phone']);
+    expect(await registrationsOf(db.url, bob!)).toEqual(['deploy-phone']);
 
     // DELETE /api/keys/devices/{id}: key bundle, sessions and registration go together.
     const revoke = await fetch(`${urls.api}/api/keys/devices/deploy-phone`, { method: 'DELETE', headers: { authorization: `Bearer ${phone.token}` } });
     expect(revoke.status).toBe(204);
-    expect(await registrationsOf(db, bob!)).toEqual([]);
+    expect(await registrationsOf(db.url, bob!)).toEqual([]);
 
     for (const p of running) {
       const code = await p.stop();
@@ -292,8 +290,8 @@ async function runSql(url: string, text: string): Promise<void> {
   }
 }
 
-function temporalCli(args: readonly string[]): void {
-  const result = spawnSync(inject('temporalCli'), args, { encoding: 'utf8', timeout: 60_000 });
+function runTemporalCli(cli: string, args: readonly string[]): void {
+  const result = spawnSync(cli, args, { encoding: 'utf8', timeout: 60_000 });
   if (result.status !== 0) throw new Error(`temporal ${args.join(' ')}: ${result.stderr || result.stdout}`);
 }
 
@@ -310,8 +308,8 @@ async function registerPhone(api: string, userId: string, deviceId: string, dist
   return { endpoint, token };
 }
 
-async function registrationsOf(db: TestDatabase, userId: string): Promise<string[]> {
-  const client = new pg.Client({ connectionString: db.url });
+async function registrationsOf(databaseUrl: string, userId: string): Promise<string[]> {
+  const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
     const { rows } = await client.query<{ device_id: string }>('SELECT device_id FROM push_registrations WHERE user_id = $1 ORDER BY device_id', [userId]);
