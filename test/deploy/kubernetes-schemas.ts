@@ -46,7 +46,7 @@ export function sourceFile(source: Source): string {
     });
   } catch (error) {
     const detail = (error as { stdout?: string }).stdout ?? String(error);
-    throw new Error(`${source.module} is not in Go's module cache: run deploy/kubernetes-schemas.sh (make test does) — ${detail.trim()}`);
+    throw new Error(`${source.module} is not in Go's module cache: run deploy/kubernetes-schemas.sh (make test does) — ${detail.trim()}`, { cause: error });
   }
   const { Dir: dir } = JSON.parse(out) as { Dir: string };
   return path.join(dir, source.file);
