@@ -8,13 +8,14 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/.tools/bin:$(PATH)
 STACK := node dist/src/dev/stack.js
 
-.PHONY: help install go-tools build dev up down test lint typecheck bench clean
+.PHONY: help install go-tools kubernetes-schemas build image-dir dev up down test lint typecheck bench clean
 
 help:
 	@echo "make dev    start everything, run the live demo, serve until Ctrl-C"
 	@echo "make test   install what is missing, start private services, run every test tier"
 	@echo "make up     start everything in the background (returns when ready); make down stops it"
 	@echo "make bench  run the benchmarks"
+	@echo "make image-dir  build what the container image holds into dist-image/ (deploy/build.sh, as the Dockerfile does)"
 
 install:
 	@tools/install.sh
@@ -22,8 +23,16 @@ install:
 go-tools:
 	@tools/go-tools.sh
 
+# The Kubernetes schemas the Helm chart's tests validate against (deploy/kubernetes-schemas.txt).
+kubernetes-schemas:
+	@deploy/kubernetes-schemas.sh
+
 build: install
 	@npm run -s build
+
+image-dir: install
+	@rm -rf dist-image
+	@deploy/build.sh dist-image
 
 dev: build
 	@$(STACK) dev
@@ -40,7 +49,7 @@ lint: install
 typecheck: install
 	@npm run -s typecheck
 
-test: install go-tools
+test: install go-tools kubernetes-schemas
 	@npm run -s lint
 	@npm run -s typecheck
 	@npm test -s
@@ -51,4 +60,4 @@ bench: install
 clean: down
 	@# As root the dev cluster's files sit under the system temp dir, linked from .dev/postgres.
 	@if [ -L .dev/postgres ]; then rm -rf "$$(readlink -f .dev/postgres)"; fi
-	rm -rf dist .dev
+	rm -rf dist dist-image .dev

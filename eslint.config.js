@@ -11,7 +11,7 @@ const readsEnvironment = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.dev/**', '.tools/**', 'coverage/**'] },
+  { ignores: ['dist/**', 'dist-image/**', 'node_modules/**', '.dev/**', '.tools/**', 'coverage/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

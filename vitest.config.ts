@@ -7,7 +7,10 @@ import FailureSummaryReporter from './test/support/failure-summary-reporter.js';
 //               test/support/global-setup.ts on free ports; a fresh database per test file;
 //   workflow    Temporal's time-skipping test server; run one file at a time, as the SDK asks;
 //   golang-migrate  the real golang-migrate CLI (tools/go-tools.sh) beside our migrate command;
-//   faults      kill -9 of the built processes and restarts of private services (issue 9).
+//   faults      kill -9 of the built processes and restarts of private services (issue 9);
+//   deploy      the container image's build script and the Helm chart (issue 16): the build
+//               runs into a clean directory and its processes start against private services;
+//               helm and kubeconform check the chart.
 export default defineConfig({
   test: {
     // The summary comes last: CI shows the tail of the output.
@@ -59,6 +62,19 @@ export default defineConfig({
           sequence: { groupOrder: 3 },
           testTimeout: 240_000,
           hookTimeout: 180_000,
+        },
+      },
+      {
+        test: {
+          name: 'deploy',
+          include: ['test/deploy/**/*.test.ts'],
+          // Alone, after the others: the image build compiles, bundles and installs (CPU for a
+          // minute or two), which would slow the timing-sensitive tiers if run beside them. Its
+          // services are its own (test/deploy/services.ts).
+          fileParallelism: false,
+          sequence: { groupOrder: 4 },
+          testTimeout: 120_000,
+          hookTimeout: 900_000,
         },
       },
     ],
