@@ -23,6 +23,8 @@ GRANT SELECT, UPDATE, DELETE ON push_pending TO zippchat_push_worker;
 GRANT SELECT, UPDATE, DELETE ON push_processed_events TO zippchat_push_worker;
 -- "no live session" pruning
 GRANT SELECT ON refresh_tokens TO zippchat_push_worker;
+-- the outage detector's window, shared by the worker replicas (000024)
+GRANT SELECT, INSERT, UPDATE, DELETE ON push_transport_health TO zippchat_push_worker;
 
 -- bridge: recipients of a message, the counted-event ledger, pending rows.
 GRANT SELECT ON push_registrations TO zippchat_push_bridge;
