@@ -8,7 +8,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import type { Config } from '../src/config/index.js';
+import type { Coalescing } from '../src/config/index.js';
 import type { DatabasePool } from '../src/db/pool.js';
 import type { Logger } from '../src/log.js';
 import type { Priority, RegistrationForSend, Transport, TransportName } from '../src/transports/types.js';
@@ -20,7 +20,7 @@ export const maxConsecutiveFailures = 10;
 export interface RegistrationActivityDeps {
   readonly pool: DatabasePool;
   readonly log: Logger;
-  readonly coalescing: Config['coalescing'];
+  readonly coalescing: Coalescing;
   readonly transports: { forRegistration(registration: RegistrationForSend): Transport };
 }
 
@@ -38,7 +38,7 @@ export type ClaimResult =
       readonly registrationId: string;
       readonly priority: Priority;
       readonly transport: TransportName;
-      readonly intervals: Config['coalescing'];
+      readonly intervals: Coalescing;
     }
   | {
       readonly status: 'not-claimed';
@@ -46,7 +46,7 @@ export type ClaimResult =
       /** What a wake sent now would carry: for a claim the workflow has to send again (see the workflow). */
       readonly priority: Priority;
       readonly transport: TransportName;
-      readonly intervals: Config['coalescing'];
+      readonly intervals: Coalescing;
       readonly observed: { readonly outstanding: boolean; readonly hasPending: boolean; readonly lastWokenAt: number | null };
     };
 

@@ -11,7 +11,7 @@ import { checkReadiness } from '../health.js';
 import type { Logger } from '../log.js';
 import { registry } from '../metrics.js';
 import type { TemporalHandle } from '../../temporal/client.js';
-import type { Config } from '../config/index.js';
+import type { ApiConfig } from '../config/index.js';
 import { createAnnouncer } from './announce.js';
 import { authenticate, createBearerVerifier, type AuthenticatedState } from './auth.js';
 import { errorSummary } from './error-summary.js';
@@ -23,7 +23,7 @@ import { pushRoutes } from './routes/push.js';
 import { systemLookup, type LookupHost } from './unifiedpush-endpoint.js';
 
 export interface ApiDeps {
-  readonly config: Config;
+  readonly config: ApiConfig;
   readonly pool: DatabasePool;
   readonly temporal: TemporalHandle;
   readonly log: Logger;

@@ -1,7 +1,7 @@
 /** Starts the api: pool, lazy Temporal client, Koa app on HOST:PORT. */
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import type { Config } from '../config/index.js';
+import type { ApiConfig } from '../config/index.js';
 import { createDatabasePool } from '../db/pool.js';
 import type { Logger } from '../log.js';
 import { createTemporalClient } from '../../temporal/client.js';
@@ -12,7 +12,7 @@ export interface RunningApi {
   stop(): Promise<void>;
 }
 
-export async function startApi(config: Config, log: Logger): Promise<RunningApi> {
+export async function startApi(config: ApiConfig, log: Logger): Promise<RunningApi> {
   const pool = await createDatabasePool(config.databaseUrl);
   const temporal = createTemporalClient(config.temporal);
   const app = createApp({ config, pool, temporal, log });

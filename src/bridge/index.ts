@@ -5,22 +5,23 @@
  */
 import { connect } from 'nats';
 import { sql } from 'slonik';
-import type { Config } from '../config/index.js';
+import type { BridgeConfig } from '../config/index.js';
 import { createDatabasePool } from '../db/pool.js';
 import type { Logger } from '../log.js';
 import { startOpsServer } from '../ops-server.js';
 import { createTemporalClient } from '../../temporal/client.js';
 import { startEventBridge } from './event-bridge.js';
+import { natsConnectionOptions } from './nats-connection.js';
 
 export interface RunningBridge {
   readonly opsPort: number;
   stop(): Promise<void>;
 }
 
-export async function startBridge(config: Config, log: Logger): Promise<RunningBridge> {
+export async function startBridge(config: BridgeConfig, log: Logger): Promise<RunningBridge> {
   const pool = await createDatabasePool(config.databaseUrl);
   const temporal = createTemporalClient(config.temporal);
-  const nc = await connect({ servers: [...config.natsServers], name: 'zippchat-push-bridge', maxReconnectAttempts: -1 });
+  const nc = await connect(natsConnectionOptions(config.nats, 'zippchat-push-bridge'));
   const bridge = await startEventBridge({ nc, pool, temporal: temporal.client, taskQueue: config.temporal.taskQueue, log });
   const ops = await startOpsServer(config.http.host, config.bridgeMetricsPort, {
     postgres: async () => void (await pool.query(sql.unsafe`SELECT 1`)),

@@ -10,6 +10,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
+import { postgresConnection } from './connection.js';
 
 export interface Migration {
   readonly version: number;
@@ -94,7 +95,8 @@ export async function migrateDown(databaseUrl: string, migrations: readonly Migr
  * plain `pg` client (simple query protocol), as golang-migrate runs them.
  */
 async function withMigrationLock<T>(databaseUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: databaseUrl });
+  const { url, ssl } = postgresConnection(databaseUrl);
+  const client = new pg.Client({ connectionString: url, ssl });
   await client.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [migrationLockKey]);

@@ -5,7 +5,7 @@
  * to the registration's fate; `close` releases the connection pools on shutdown.
  */
 import { Agent } from 'undici';
-import type { Config } from '../config/index.js';
+import type { WorkerConfig } from '../config/index.js';
 import type { Logger } from '../log.js';
 import { createPruneBreaker, defaultBreaker } from './breaker.js';
 import { createAccessTokens } from './fcm-auth.js';
@@ -48,7 +48,10 @@ export const defaults = {
   fcmBodyCapBytes: 64 * 1024,
 } as const;
 
-export function createTransports(config: Config, log: Logger, options: TransportOptions = {}): Transports {
+/** What the transports read of the worker's configuration. */
+export type TransportConfig = Pick<WorkerConfig, 'fcm' | 'unifiedPush'>;
+
+export function createTransports(config: TransportConfig, log: Logger, options: TransportOptions = {}): Transports {
   const transportLog = log.child({ component: 'transports' });
   const upDeadline = options.unifiedPushDeadlineMs ?? defaults.unifiedPushDeadlineMs;
   const upAgent = createGuardedAgent({ allowPrivate: config.unifiedPush.allowPrivate, timeoutMs: upDeadline, resolve: options.resolve });
@@ -73,7 +76,7 @@ export function createTransports(config: Config, log: Logger, options: Transport
   };
 }
 
-function createFcm(config: Config, log: Logger, dispatcher: Agent, options: TransportOptions): Transport {
+function createFcm(config: TransportConfig, log: Logger, dispatcher: Agent, options: TransportOptions): Transport {
   const { credentials, projectId } = config.fcm;
   if (credentials === undefined || projectId === undefined) {
     log.info('FCM disabled');

@@ -7,9 +7,10 @@ import { NativeConnection } from '@temporalio/worker';
 import { sql } from 'slonik';
 import { createActivities } from '../../activities/index.js';
 import { createTemporalClient } from '../../temporal/client.js';
+import { temporalConnectionOptions } from '../../temporal/connection.js';
 import { ensureMaintenanceSchedule } from '../../temporal/schedule.js';
 import { createWorker } from '../../temporal/worker.js';
-import type { Config } from '../config/index.js';
+import type { WorkerConfig } from '../config/index.js';
 import { createDatabasePool } from '../db/pool.js';
 import type { Logger } from '../log.js';
 import { attachDatabaseGauges } from '../operations/metrics-collectors.js';
@@ -22,13 +23,13 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
-export async function startWorker(config: Config, log: Logger): Promise<RunningWorker> {
+export async function startWorker(config: WorkerConfig, log: Logger): Promise<RunningWorker> {
   const sdkMetrics = installSdkMetrics(config); // before the first connection: Core's runtime is process-wide
   const pool = await createDatabasePool(config.databaseUrl);
   const detachGauges = attachDatabaseGauges(pool);
   const transports = createTransports(config, log);
   const temporal = createTemporalClient(config.temporal);
-  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config.temporal));
   const taskQueue = config.temporal.taskQueue;
   await ensureMaintenanceSchedule(temporal.client, { taskQueue });
   const worker = await createWorker({
