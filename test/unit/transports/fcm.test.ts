@@ -23,7 +23,7 @@ async function world(options: TransportOptions = {}, authorize?: (bearer: string
   const oauth = await startGoogleOAuth({ account, expiresInSeconds });
   const fcm = await startFakeFcm({ projectId: account.projectId, isAuthorized: authorize ?? ((bearer) => oauth.isValid(bearer)) });
   const captured = captureLog();
-  const config = workerConfig({ FCM_CREDENTIALS_JSON: account.keyFile(oauth.url), FCM_ENDPOINT: fcm.url });
+  const config = workerConfig({ FCM_PROJECT_ID: account.projectId, FCM_CREDENTIALS_JSON: account.keyFile(oauth.url), FCM_ENDPOINT: fcm.url });
   const transports = createTransports(config, captured.log, options);
   cleanups.push(async () => {
     await transports.close();

@@ -48,7 +48,7 @@ describe('createTransports', () => {
   it('with credentials does not say FCM is disabled', () => {
     const account = createServiceAccount();
     const captured = captureLog();
-    const transports = createTransports(workerConfig({ FCM_CREDENTIALS_JSON: account.keyFile('http://127.0.0.1:9/token') }), captured.log);
+    const transports = createTransports(workerConfig({ FCM_PROJECT_ID: account.projectId, FCM_CREDENTIALS_JSON: account.keyFile('http://127.0.0.1:9/token') }), captured.log);
     cleanups.push(() => transports.close());
     expect(captured.messages()).not.toContain('FCM disabled');
   });
@@ -89,6 +89,7 @@ describe('secrets stay out of logs and outcomes', () => {
     const captured = captureLog();
     const transports = createTransports(
       workerConfig({
+        FCM_PROJECT_ID: account.projectId,
         FCM_CREDENTIALS_JSON: account.keyFile(oauth.url),
         FCM_ENDPOINT: fcmFake.url,
         PUSH_UP_ALLOW_PRIVATE: 'true',
