@@ -6,7 +6,7 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import type { DatabasePool } from '../db/pool.js';
-import { sql } from 'slonik';
+import { checkDatabase } from '../db/check.js';
 import { checkReadiness } from '../health.js';
 import type { Logger } from '../log.js';
 import { registry } from '../metrics.js';
@@ -94,10 +94,7 @@ function operationsRoutes(deps: ApiDeps): Router {
     ctx.body = { status: 'ok' };
   });
   router.get('/readyz', async (ctx) => {
-    const readiness = await checkReadiness({
-      postgres: async () => void (await deps.pool.query(sql.unsafe`SELECT 1`)),
-      temporal: () => deps.temporal.check(),
-    });
+    const readiness = await checkReadiness({ postgres: () => checkDatabase(deps.pool), temporal: () => deps.temporal.check() }, undefined, deps.log);
     ctx.status = readiness.ready ? 200 : 503;
     ctx.body = { status: readiness.ready ? 'ready' : 'not_ready', checks: readiness.checks };
   });

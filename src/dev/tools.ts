@@ -5,6 +5,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { DevStackConfig } from '../config/dev.js';
+import type { TemporalServerBinaries } from './temporal-server.js';
 import { projectRoot } from '../paths.js';
 
 export interface Binaries {
@@ -13,6 +14,21 @@ export interface Binaries {
   readonly natsServer: string;
   /** Directory holding initdb, pg_ctl and postgres. */
   readonly pgBin: string;
+}
+
+/**
+ * The real Temporal server, its SQL schema tool and the schemas, built from their Go module
+ * by `tools/install.sh` (only needed when a stack runs the real server, DEV_TEMPORAL=server).
+ */
+export function findTemporalServer(): TemporalServerBinaries {
+  const root = path.join(projectRoot, '.tools');
+  const server = path.join(root, 'bin', 'temporal-server');
+  const sqlTool = path.join(root, 'bin', 'temporal-sql-tool');
+  const schemaDir = path.join(root, 'share', 'temporal-server', 'schema', 'postgresql', 'v12');
+  for (const file of [server, sqlTool, schemaDir]) {
+    if (!existsSync(file)) throw new Error(`${file} not found: run tools/install.sh (make does) to build the Temporal server`);
+  }
+  return { server, sqlTool, schemaDir };
 }
 
 export function findBinaries(binaries: DevStackConfig['binaries']): Binaries {

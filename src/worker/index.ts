@@ -4,14 +4,16 @@
  * Schedule, and the operations listener.
  */
 import { NativeConnection } from '@temporalio/worker';
-import { sql } from 'slonik';
 import { createActivities } from '../../activities/index.js';
 import { createTemporalClient } from '../../temporal/client.js';
-import { temporalConnectionOptions } from '../../temporal/connection.js';
+import { describeTemporalFailure, temporalConnectionOptions } from '../../temporal/connection.js';
 import { ensureMaintenanceSchedule } from '../../temporal/schedule.js';
 import { createWorker } from '../../temporal/worker.js';
 import type { WorkerConfig } from '../config/index.js';
+import { checkDatabase } from '../db/check.js';
 import { createDatabasePool } from '../db/pool.js';
+import { verifyDatabase } from '../db/verify.js';
+import { StartupError } from '../startup-error.js';
 import type { Logger } from '../log.js';
 import { attachDatabaseGauges } from '../operations/metrics-collectors.js';
 import { installSdkMetrics } from '../operations/sdk-metrics.js';
@@ -26,10 +28,13 @@ export interface RunningWorker {
 export async function startWorker(config: WorkerConfig, log: Logger): Promise<RunningWorker> {
   const sdkMetrics = installSdkMetrics(config); // before the first connection: Core's runtime is process-wide
   const pool = await createDatabasePool(config.databaseUrl);
+  await verifyDatabase(pool, log);
   const detachGauges = attachDatabaseGauges(pool);
   const transports = createTransports(config, log);
   const temporal = createTemporalClient(config.temporal);
-  const connection = await NativeConnection.connect(temporalConnectionOptions(config.temporal));
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config.temporal)).catch((error: unknown) => {
+    throw new StartupError(describeTemporalFailure(error));
+  });
   const taskQueue = config.temporal.taskQueue;
   await ensureMaintenanceSchedule(temporal.client, { taskQueue });
   const worker = await createWorker({
@@ -41,11 +46,11 @@ export async function startWorker(config: WorkerConfig, log: Logger): Promise<Ru
   const running = worker.run();
   running.catch((error: unknown) => log.fatal({ err: error }, 'worker stopped with an error'));
   const ops = await startOpsServer(config.http.host, config.workerMetricsPort, {
-    postgres: async () => void (await pool.query(sql.unsafe`SELECT 1`)),
+    postgres: () => checkDatabase(pool),
     temporal: async () => {
       if (worker.getState() !== 'RUNNING') throw new Error(`worker is ${worker.getState()}`);
     },
-  });
+  }, log);
   log.info({ taskQueue, opsPort: ops.port, sdkMetrics }, 'worker running');
   return {
     opsPort: ops.port,
