@@ -6,7 +6,9 @@ import FailureSummaryReporter from './test/support/failure-summary-reporter.js';
 //   integration real PostgreSQL, NATS JetStream and the Temporal dev server, started once by
 //               test/support/global-setup.ts on free ports; a fresh database per test file;
 //   workflow    Temporal's time-skipping test server; run one file at a time, as the SDK asks;
-//   faults      kill -9 of the built processes and restarts of private services (issue 9).
+//   faults      kill -9 of the built processes and restarts of private services (issue 9);
+//   cluster     production infrastructure: the real Temporal server with mTLS, secured and
+//               clustered NATS, PostgreSQL over TLS.
 export default defineConfig({
   test: {
     // The summary comes last: CI shows the tail of the output.
@@ -48,6 +50,18 @@ export default defineConfig({
           sequence: { groupOrder: 3 },
           testTimeout: 240_000,
           hookTimeout: 180_000,
+        },
+      },
+      {
+        test: {
+          name: 'cluster',
+          include: ['test/cluster/**/*.test.ts'],
+          globalSetup: ['test/support/global-setup-cluster.ts'],
+          // Files start services of their own next to the shared ones and kill some: one at a time.
+          fileParallelism: false,
+          sequence: { groupOrder: 4 },
+          testTimeout: 240_000,
+          hookTimeout: 240_000,
         },
       },
     ],

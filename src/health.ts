@@ -16,15 +16,16 @@ export interface Readiness {
 export async function checkReadiness(checks: Readonly<Record<string, Check>>, timeoutMs = 3_000, log?: Logger): Promise<Readiness> {
   const names = Object.keys(checks);
   const results = await Promise.all(
-    names.map((name) =>
-      withTimeout(checks[name]!(), timeoutMs).then(
+    names.map((name) => {
+      const attempt = checks[name]!();
+      // The check's own reason is logged even when it arrives after the deadline: a slow
+      // failure (a TLS probe after a refused connect) is the one an operator needs to read.
+      attempt.catch((error: unknown) => log !== undefined && reportFailing(log, name, error instanceof Error ? error.message : String(error)));
+      return withTimeout(attempt, timeoutMs).then(
         () => 'ok' as const,
-        (error: unknown) => {
-          if (log !== undefined) reportFailing(log, name, error instanceof Error ? error.message : String(error));
-          return 'failing' as const;
-        },
-      ),
-    ),
+        () => 'failing' as const,
+      );
+    }),
   );
   const byName = Object.fromEntries(names.map((name, i) => [name, results[i]!]));
   return { ready: results.every((r) => r === 'ok'), checks: byName };

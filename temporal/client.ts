@@ -5,7 +5,7 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import type { TemporalSettings } from '../src/config/index.js';
-import { describeTemporalFailure, temporalConnectionOptions } from './connection.js';
+import { explainTemporalFailure, temporalConnectionOptions } from './connection.js';
 
 export type TemporalClientOptions = Pick<TemporalSettings, 'address' | 'namespace' | 'tls' | 'apiKey'>;
 
@@ -48,8 +48,8 @@ export function createTemporalClient(options: TemporalClientOptions): TemporalHa
     check: (timeoutMs = 2_000) =>
       withDeadline(timeoutMs, async () => {
         await connection.workflowService.describeNamespace({ namespace: options.namespace });
-      }).catch((error: unknown) => {
-        throw new Error(describeTemporalFailure(error));
+      }).catch(async (error: unknown) => {
+        throw new Error(await explainTemporalFailure(error, temporalConnectionOptions(options)));
       }),
     async close() {
       // The SDK retries an unavailable server from a timer, bounded by the deadline; closing

@@ -6,7 +6,7 @@
 import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../../activities/index.js';
 import { createTemporalClient } from '../../temporal/client.js';
-import { describeTemporalFailure, temporalConnectionOptions } from '../../temporal/connection.js';
+import { explainTemporalFailure, temporalConnectionOptions } from '../../temporal/connection.js';
 import { ensureMaintenanceSchedule } from '../../temporal/schedule.js';
 import { createWorker } from '../../temporal/worker.js';
 import type { WorkerConfig } from '../config/index.js';
@@ -32,8 +32,8 @@ export async function startWorker(config: WorkerConfig, log: Logger): Promise<Ru
   const detachGauges = attachDatabaseGauges(pool);
   const transports = createTransports(config, log);
   const temporal = createTemporalClient(config.temporal);
-  const connection = await NativeConnection.connect(temporalConnectionOptions(config.temporal)).catch((error: unknown) => {
-    throw new StartupError(describeTemporalFailure(error));
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config.temporal)).catch(async (error: unknown) => {
+    throw new StartupError(await explainTemporalFailure(error, temporalConnectionOptions(config.temporal)));
   });
   const taskQueue = config.temporal.taskQueue;
   await ensureMaintenanceSchedule(temporal.client, { taskQueue });
