@@ -67,9 +67,7 @@ async function startRealTemporal(dir: string, ports: ServicePorts) {
     postgres: { host: '127.0.0.1', port: ports.postgres, user: 'postgres' },
     port: ports.temporal,
   });
-  // The certificate names localhost as well as 127.0.0.1; naming it avoids Node's warning on IP SNI.
-  const env = { ...access.env, TEMPORAL_TLS_SERVER_NAME: 'localhost' };
-  return { address: access.address, env, connection: { address: access.address, tls: { ...clientTls(access), serverNameOverride: 'localhost' } }, uiUrl: undefined };
+  return { address: access.address, env: access.env, connection: { address: access.address, tls: clientTls(access) }, uiUrl: undefined };
 }
 
 /**

@@ -72,7 +72,12 @@ export async function startTemporalServer(options: TemporalServerOptions): Promi
     address,
     caFile: pki.caFile,
     client: pki.client,
-    env: { TEMPORAL_TLS_CA_FILE: pki.caFile, TEMPORAL_TLS_CERT_FILE: pki.client.certFile, TEMPORAL_TLS_KEY_FILE: pki.client.keyFile },
+    env: {
+      TEMPORAL_TLS_CA_FILE: pki.caFile,
+      TEMPORAL_TLS_CERT_FILE: pki.client.certFile,
+      TEMPORAL_TLS_KEY_FILE: pki.client.keyFile,
+      TEMPORAL_TLS_SERVER_NAME: 'localhost',
+    },
   };
   const namespace = options.namespace ?? 'default';
   await waitFor(`Temporal server on ${address} (log: ${path.join(options.dir, 'logs', `${temporalServerDaemon}.log`)})`, () => registerNamespace(access, namespace), 120_000);
@@ -262,9 +267,13 @@ async function registerNamespace(access: TemporalServerAccess, namespace: string
   }
 }
 
-/** The SDK's TLS options for a client of this server. */
+/**
+ * The SDK's TLS options for a client of this server. The certificate names localhost as well
+ * as 127.0.0.1; naming it avoids Node's warning about an IP address as TLS server name.
+ */
 export function clientTls(access: Pick<TemporalServerAccess, 'caFile' | 'client'>) {
   return {
+    serverNameOverride: 'localhost',
     serverRootCACertificate: readFileSync(access.caFile),
     clientCertPair: { crt: readFileSync(access.client.certFile), key: readFileSync(access.client.keyFile) },
   };

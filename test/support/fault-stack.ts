@@ -72,6 +72,8 @@ export interface FaultStack {
   isRunning(name: string): boolean;
   waitReady(name: string, timeoutMs?: number): Promise<void>;
   stopService(service: BackingService): Promise<void>;
+  /** SIGKILL of a service's process (Temporal or NATS): nothing is flushed. Returns once it is gone. */
+  killService(service: Exclude<BackingService, 'postgres'>): Promise<void>;
   startService(service: BackingService): Promise<void>;
   /** The tail of an app's or a service's log, for failure messages. */
   logTail(name: string, lines?: number): string;
@@ -169,6 +171,13 @@ export async function startFaultStack(options: FaultStackOptions): Promise<Fault
       async stopService(service) {
         if (service === 'postgres') await stopPostgres(binaries.pgBin, dir);
         else await stopDaemon(dir, service === 'nats' ? natsDaemon : engine === 'server' ? temporalServerDaemon : temporalDaemon);
+      },
+      async killService(service) {
+        const daemon = service === 'nats' ? natsDaemon : engine === 'server' ? temporalServerDaemon : temporalDaemon;
+        const pid = daemonPid(dir, daemon);
+        if (pid === undefined) throw new Error(`${daemon} is not running`);
+        process.kill(pid, 'SIGKILL');
+        await waitFor(`${daemon} (pid ${pid}) gone after SIGKILL`, async () => !isAlive(pid), 10_000);
       },
       startService: (service) => startService(service, { dir, binaries, ports, engine }),
       logTail: (name, lines = 40) => tail(name === 'postgres' ? path.join(dir, 'postgres', 'postgres.log') : logFile(dir, name), lines),
