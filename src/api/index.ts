@@ -2,8 +2,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import type { ApiConfig } from '../config/index.js';
-import { createDatabasePool } from '../db/pool.js';
-import { verifyDatabase } from '../db/verify.js';
+import { openDatabase } from '../db/verify.js';
 import type { Logger } from '../log.js';
 import { createTemporalClient } from '../../temporal/client.js';
 import { createApp } from './app.js';
@@ -14,8 +13,7 @@ export interface RunningApi {
 }
 
 export async function startApi(config: ApiConfig, log: Logger): Promise<RunningApi> {
-  const pool = await createDatabasePool(config.databaseUrl);
-  await verifyDatabase(pool, log);
+  const pool = await openDatabase(config.databaseUrl, log);
   const temporal = createTemporalClient(config.temporal);
   const app = createApp({ config, pool, temporal, log });
   const server: Server = await new Promise((resolve, reject) => {

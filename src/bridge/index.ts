@@ -6,8 +6,7 @@
 import { connect } from 'nats';
 import type { BridgeConfig } from '../config/index.js';
 import { checkDatabase } from '../db/check.js';
-import { createDatabasePool } from '../db/pool.js';
-import { verifyDatabase } from '../db/verify.js';
+import { openDatabase } from '../db/verify.js';
 import { StartupError } from '../startup-error.js';
 import type { Logger } from '../log.js';
 import { startOpsServer } from '../ops-server.js';
@@ -21,8 +20,7 @@ export interface RunningBridge {
 }
 
 export async function startBridge(config: BridgeConfig, log: Logger): Promise<RunningBridge> {
-  const pool = await createDatabasePool(config.databaseUrl);
-  await verifyDatabase(pool, log);
+  const pool = await openDatabase(config.databaseUrl, log);
   const temporal = createTemporalClient(config.temporal);
   const nc = await connect(natsConnectionOptions(config.nats, 'zippchat-push-bridge')).catch((error: unknown) => {
     throw new StartupError(describeNatsFailure(error));

@@ -11,8 +11,7 @@ import { ensureMaintenanceSchedule } from '../../temporal/schedule.js';
 import { createWorker } from '../../temporal/worker.js';
 import type { WorkerConfig } from '../config/index.js';
 import { checkDatabase } from '../db/check.js';
-import { createDatabasePool } from '../db/pool.js';
-import { verifyDatabase } from '../db/verify.js';
+import { openDatabase } from '../db/verify.js';
 import { StartupError } from '../startup-error.js';
 import type { Logger } from '../log.js';
 import { attachDatabaseGauges } from '../operations/metrics-collectors.js';
@@ -27,8 +26,7 @@ export interface RunningWorker {
 
 export async function startWorker(config: WorkerConfig, log: Logger): Promise<RunningWorker> {
   const sdkMetrics = installSdkMetrics(config); // before the first connection: Core's runtime is process-wide
-  const pool = await createDatabasePool(config.databaseUrl);
-  await verifyDatabase(pool, log);
+  const pool = await openDatabase(config.databaseUrl, log);
   const detachGauges = attachDatabaseGauges(pool);
   const transports = createTransports(config, log);
   const temporal = createTemporalClient(config.temporal);
