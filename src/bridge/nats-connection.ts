@@ -31,9 +31,22 @@ function authOptions(auth: NatsSettings['auth']): Partial<ConnectionOptions> {
 
 /** A secret-free reason for a failed connection. */
 export function describeNatsFailure(error: unknown): string {
-  const text = error instanceof Error ? `${error.message} ${(error as { code?: string }).code ?? ''}` : String(error);
-  if (/Authorization Violation|AUTHORIZATION_VIOLATION|authentication|user authentication expired/i.test(text)) return 'NATS refused our credentials (Authorization Violation)';
-  if (/certificate|self.signed|CERT_|SSL|TLS|handshake/i.test(text)) return `TLS with NATS failed (${/self.signed|unable to verify|expired|hostname|altname/i.exec(text)?.[0] ?? 'certificate not accepted'})`;
+  const texts: string[] = [];
+  for (let cause: unknown = error, depth = 0; cause instanceof Error && depth < 5; depth++) {
+    texts.push(`${cause.message} ${(cause as { code?: string }).code ?? ''}`);
+    cause = (cause as { chainedError?: unknown }).chainedError ?? cause.cause;
+  }
+  const text = texts.join(' ');
+  if (/Authorization Violation|AUTHORIZATION_VIOLATION|authentication/i.test(text)) return 'NATS refused our credentials (Authorization Violation)';
+  const tls: Array<[RegExp, string]> = [
+    [/certificate required|CERTIFICATE_REQUIRED/i, 'the server requires a client certificate: NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE'],
+    [/unknown ca|UNKNOWN_CA|bad certificate/i, 'the server does not accept our client certificate'],
+    [/self.signed|unable to verify|unable to get (local )?issuer|UNABLE_TO_VERIFY|SELF_SIGNED/i, 'the server certificate is not signed by the CA in NATS_TLS_CA_FILE'],
+    [/altname|hostname|ALTNAME_INVALID/i, 'the server certificate does not name the host in NATS_URL'],
+    [/expired/i, 'a certificate has expired'],
+  ];
+  const reason = tls.find(([pattern]) => pattern.test(text))?.[1];
+  if (reason !== undefined) return `TLS with NATS failed: ${reason}`;
   if (/CONNECTION_REFUSED|ECONNREFUSED|timeout|TIMEOUT/i.test(text)) return 'NATS is unreachable';
   return 'NATS connection failed';
 }

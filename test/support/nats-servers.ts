@@ -85,7 +85,8 @@ export async function operatorAuth(credsFile: string): Promise<NatsServerAuth> {
   const user = createUser();
   const operatorJwt = await encodeOperator('zippchat-test', operator, { system_account: system.getPublicKey() });
   const systemJwt = await encodeAccount('SYS', system, {}, { signer: operator });
-  const unlimited = { mem_storage: -1, disk_storage: -1, streams: -1, consumer: -1 };
+  // An account's limits default to zero: everything it may do is said here, JetStream included.
+  const unlimited = { subs: -1, data: -1, payload: -1, imports: -1, exports: -1, wildcards: true, conn: -1, leaf: -1, mem_storage: -1, disk_storage: -1, streams: -1, consumer: -1 };
   const appJwt = await encodeAccount('ZIPPCHAT', app, { limits: unlimited } as never, { signer: operator });
   const userJwt = await encodeUser('push', user, app);
   writeFileSync(credsFile, fmtCreds(userJwt, user), { mode: 0o600 });
