@@ -28,11 +28,15 @@ export interface NatsServer {
   readonly url: string;
   readonly port: number;
   readonly daemon: string;
+  /** Starts the process (again, after a kill: same store, same port) and waits until healthy. */
   start(): Promise<void>;
+  /** Starts the process without waiting (cluster members start together: none is healthy alone). */
+  launch(): void;
+  ready(): Promise<void>;
 }
 
-/** Writes the server's config and starts it; `start()` starts it again after a kill (same store, same port). */
-export async function startNatsServer(natsServerBin: string, dir: string, spec: NatsServerSpec): Promise<NatsServer> {
+/** Writes the server's config and starts it (`wait: false`: only writes it; call `launch`/`ready`). */
+export async function startNatsServer(natsServerBin: string, dir: string, spec: NatsServerSpec, options: { wait?: boolean } = {}): Promise<NatsServer> {
   const home = path.join(dir, `nats-${spec.name}`);
   mkdirSync(home, { recursive: true });
   const port = await freePort();
@@ -46,13 +50,19 @@ export async function startNatsServer(natsServerBin: string, dir: string, spec: 
     url: `${scheme}://127.0.0.1:${port}`,
     port,
     daemon,
-    async start() {
+    launch() {
       startDaemon(dir, { name: daemon, command: natsServerBin, args: ['-c', configFile] });
+    },
+    async ready() {
       // A clustered JetStream answers healthz only once it has a meta leader: wait for that.
       await waitFor(`${daemon} healthy`, async () => (await fetch(`http://127.0.0.1:${monitor}/healthz`).catch(() => undefined))?.status === 200, 60_000);
     },
+    async start() {
+      server.launch();
+      await server.ready();
+    },
   };
-  await server.start();
+  if (options.wait !== false) await server.start();
   return server;
 }
 
