@@ -1,8 +1,12 @@
 /**
  * The body of `PUT /api/push/registration` (design §7), validated into what gets stored.
  * Unknown fields are ignored — in particular `user_id` / `device_id`: the device is the token's.
+ *
+ * docs/openapi.yaml states these rules as the `RegistrationRequest` schema; the patterns
+ * below are its patterns word for word (a unit test holds them equal, and the generated-request
+ * tier holds the whole schema to what this accepts). Checks run in a fixed order so that the
+ * first broken rule is the one named; the rules a schema cannot state are marked "run time".
  */
-import { z } from 'zod';
 import { decodeBase64Url } from './base64url.js';
 import { ApiError } from './errors.js';
 import { hasControlOrLoneSurrogate } from './identity.js';
@@ -10,6 +14,17 @@ import { isUncompressedP256Point } from './p256.js';
 import { parseEndpoint } from './unifiedpush-endpoint.js';
 
 export const maxFcmTokenBytes = 2048;
+
+/** `FcmToken`: printable ASCII, so its 1–2048 characters are 1–2048 bytes. */
+export const fcmTokenPattern = '^[!-~]*$';
+/** `ReceiverPublicKey`: base64url of 65 bytes whose first is 0x04 (uncompressed), padding optional. */
+export const p256dhPattern = '^B[A-P][A-Za-z0-9_-]{84}[AEIMQUYcgkosw048]=?$';
+/** `AuthSecret`: base64url of 16 bytes, padding optional. */
+export const authPattern = '^[A-Za-z0-9_-]{21}[AQgw](==)?$';
+
+const fcmToken = new RegExp(fcmTokenPattern);
+const p256dhText = new RegExp(p256dhPattern);
+const authText = new RegExp(authPattern);
 
 export type Transport = 'fcm' | 'unifiedpush';
 
@@ -30,50 +45,49 @@ export interface RegistrationPolicy {
   readonly allowHttp: boolean;
 }
 
-const optionalKey = z.string({ invalid_type_error: 'must be a base64url string' }).nullish();
-
-const bodySchema = z.object(
-  {
-    transport: z.enum(['fcm', 'unifiedpush'], { errorMap: () => ({ message: 'must be "fcm" or "unifiedpush"' }) }),
-    token: z.string({ required_error: 'is required', invalid_type_error: 'must be a string' }),
-    p256dh: optionalKey,
-    auth: optionalKey,
-  },
-  { errorMap: () => ({ message: 'must be a JSON object' }) },
-);
+/** A key field: absent and `null` both mean "not given". */
+type KeyField = string | null | undefined;
 
 /** Throws `ApiError('invalid_request')` naming the first field that breaks a rule. */
 export function parseRegistrationRequest(body: unknown, policy: RegistrationPolicy): RegistrationRequest {
-  const parsed = bodySchema.safeParse(body);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw invalid(issue.path.length === 0 ? 'body' : issue.path.join('.'), issue.message);
-  }
-  const { transport, token, p256dh, auth } = parsed.data;
-  if (transport === 'fcm') return { transport, token: fcmToken(token, policy, p256dh ?? auth) };
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid('body', 'must be a JSON object');
+  const { transport, token, p256dh, auth } = body as Record<string, unknown>;
+  if (transport !== 'fcm' && transport !== 'unifiedpush') throw invalid('transport', 'must be "fcm" or "unifiedpush"');
+  if (token === undefined) throw invalid('token', 'is required');
+  if (typeof token !== 'string') throw invalid('token', 'must be a string');
+  const keys = { p256dh: keyField('p256dh', p256dh), auth: keyField('auth', auth) };
+  if (transport === 'fcm') return { transport, token: validFcmToken(token, policy, keys.p256dh ?? keys.auth) };
   const endpoint = parseEndpoint(token, policy);
   if (typeof endpoint === 'string') throw invalid('token', endpoint);
-  return { transport, token, endpoint, keys: receiverKeys(p256dh, auth) };
+  return { transport, token, endpoint, keys: receiverKeys(keys.p256dh, keys.auth) };
 }
 
-function fcmToken(token: string, policy: RegistrationPolicy, key: string | null | undefined): string {
+function keyField(field: string, value: unknown): KeyField {
+  if (value === undefined || value === null || typeof value === 'string') return value;
+  throw invalid(field, 'must be a base64url string');
+}
+
+function validFcmToken(token: string, policy: RegistrationPolicy, key: KeyField): string {
+  // Run time: whether this instance has FCM credentials.
   if (!policy.fcmEnabled) throw invalid('transport', 'fcm is not available on this instance (GET /api/push/config says fcm: false)');
   if (key !== null && key !== undefined) throw invalid('p256dh', 'keys are for unifiedpush only');
   if (token.length === 0) throw invalid('token', 'must not be empty');
   if (Buffer.byteLength(token, 'utf8') > maxFcmTokenBytes) throw invalid('token', `must be at most ${maxFcmTokenBytes} bytes`);
   if (/\s/u.test(token) || hasControlOrLoneSurrogate(token)) throw invalid('token', 'must not contain whitespace or control characters');
+  if (!fcmToken.test(token)) throw invalid('token', 'must be printable ASCII');
   return token;
 }
 
-function receiverKeys(p256dh: string | null | undefined, auth: string | null | undefined): ReceiverKeys | null {
+function receiverKeys(p256dh: KeyField, auth: KeyField): ReceiverKeys | null {
   const given = [p256dh, auth].filter((value) => value !== null && value !== undefined).length;
   if (given === 0) return null;
   if (given === 1) throw invalid(p256dh === null || p256dh === undefined ? 'p256dh' : 'auth', 'p256dh and auth go together: give both or neither');
-  const point = decodeBase64Url(p256dh!);
+  // The pattern states length, alphabet and the 0x04 prefix; being on the curve is run time.
+  const point = p256dhText.test(p256dh!) ? decodeBase64Url(p256dh!) : undefined;
   if (point === undefined || !isUncompressedP256Point(point)) {
     throw invalid('p256dh', 'must be base64url of a 65-byte uncompressed point on P-256');
   }
-  const secret = decodeBase64Url(auth!);
+  const secret = authText.test(auth!) ? decodeBase64Url(auth!) : undefined;
   if (secret === undefined || secret.length !== 16) throw invalid('auth', 'must be base64url of 16 bytes');
   return { p256dh: point, auth: secret };
 }

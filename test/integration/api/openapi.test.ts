@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../../support/api.js';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
 import { nextId } from './host.js';
+import { operationById, operations } from '../../support/openapi-document.js';
 import { openApi, validator } from './openapi.js';
 
 let db: TestDatabase;
@@ -56,6 +57,25 @@ describe('docs/openapi.yaml', () => {
     for (const name of Object.keys(openApi.components.schemas)) expect(() => validator(`/components/schemas/${name}`)).not.toThrow();
     for (const name of Object.keys(openApi.components.responses)) {
       expect(() => validator(`/components/responses/${name}/content/application~1json/schema`)).not.toThrow();
+    }
+    for (const name of Object.keys(openApi.components.headers)) expect(() => validator(`/components/headers/${name}/schema`)).not.toThrow();
+  });
+
+  it('links a registration to reading, deleting and draining it, so stateful tools can chain them', () => {
+    const links = (operationById('putRegistration').operation.responses['200']!['links'] ?? {}) as Record<string, { operationId: string }>;
+    expect(Object.values(links).map((link) => link.operationId).sort()).toEqual(['deleteRegistration', 'drain', 'getRegistration']);
+    for (const link of Object.values(links)) expect(() => operationById(link.operationId)).not.toThrow();
+  });
+
+  it('answers each rule checked at run time with a status and error the operation documents', () => {
+    const errorCodes = (openApi.components.schemas['Error']!['properties'] as { error: { enum: string[] } }).error.enum;
+    for (const { method, template, operation } of operations()) {
+      for (const rule of operation['x-checked-at-run-time'] ?? []) {
+        const where = `${method} ${template}: ${rule.id}`;
+        expect(Object.keys(operation.responses), where).toContain(String(rule.status));
+        expect(errorCodes, where).toContain(rule.error);
+        expect(rule.message.length, where).toBeGreaterThan(0);
+      }
     }
   });
 

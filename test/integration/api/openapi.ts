@@ -3,42 +3,22 @@
  * documents, and the body and headers must match its schema. Every request the api
  * integration tests make goes through `checked(api)`, so the document cannot drift.
  */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
 import { expect } from 'vitest';
-import { parse } from 'yaml';
-import { projectRoot } from '../../../src/paths.js';
 import type { RequestOptions, TestApi, TestResponse } from '../../support/api.js';
+import { nodeAt, openApi, validator } from '../../support/openapi-document.js';
 
-type Json = Record<string, unknown>;
+export { openApi, validator };
+
+interface HeaderSpec {
+  readonly required?: boolean;
+  readonly $ref?: string;
+}
 interface ResponseSpec {
   readonly content?: Record<string, unknown>;
-  readonly headers?: Record<string, { required?: boolean }>;
+  readonly headers?: Record<string, HeaderSpec>;
 }
-
-export const openApi = parse(readFileSync(path.join(projectRoot, 'docs', 'openapi.yaml'), 'utf8')) as {
-  openapi: string;
-  components: { schemas: Record<string, unknown>; responses: Record<string, unknown> };
-  paths: Record<string, Record<string, { responses: Record<string, Json> }>>;
-};
-
-const ajv = new Ajv2020({ strict: false, allErrors: true });
-(addFormatsModule as unknown as (instance: Ajv2020) => void)(ajv);
-ajv.addSchema(openApi, 'openapi.json');
 
 const escape = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
-const compiled = new Map<string, ValidateFunction>();
-export function validator(pointer: string): ValidateFunction {
-  let validate = compiled.get(pointer);
-  if (validate === undefined) {
-    validate = ajv.getSchema(`openapi.json#${pointer}`);
-    if (validate === undefined) throw new Error(`openapi.yaml has no schema at ${pointer}`);
-    compiled.set(pointer, validate);
-  }
-  return validate;
-}
 
 /** The documented path template a request path falls under, if any. */
 export function documentedTemplate(requestPath: string): string | undefined {
@@ -86,19 +66,19 @@ export function assertDocumented(method: string, requestPath: string, response: 
 }
 
 function validatorTarget(pointer: string): ResponseSpec {
-  let node: unknown = openApi;
-  for (const segment of pointer.split('/').slice(1)) node = (node as Json)[segment.replace(/~1/g, '/').replace(/~0/g, '~')];
-  return node as ResponseSpec;
+  return nodeAt(pointer) as ResponseSpec;
 }
 
 function checkHeaders(spec: ResponseSpec, pointer: string, response: TestResponse, where: string): void {
-  for (const [name, header] of Object.entries(spec.headers ?? {})) {
+  for (const [name, declared] of Object.entries(spec.headers ?? {})) {
+    const headerPointer = declared.$ref === undefined ? `${pointer}/headers/${escape(name)}` : declared.$ref.slice(1);
+    const header = validatorTarget(headerPointer) as HeaderSpec;
     const value = response.headers[name.toLowerCase()];
     if (value === undefined) {
       expect(header.required ?? false, `missing header ${name}: ${where}`).toBe(false);
       continue;
     }
-    const schemaPointer = `${pointer}/headers/${escape(name)}/schema`;
+    const schemaPointer = `${headerPointer}/schema`;
     const schema = validatorTarget(schemaPointer) as { type?: string };
     expectValid(schemaPointer, schema.type === 'integer' ? Number(value) : value, `${name}: ${where}`);
   }
