@@ -1,10 +1,14 @@
 # zippchat-push — the two commands: `make dev` and `make test`. See README.md.
+# The commands themselves are npm scripts (package.json); this file adds what npm cannot do
+# for itself: install the pinned tools (Node included) first, and run the dev stack.
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
+# The pinned tools, Node among them when the machine's is too old (tools/install.sh), win.
+export PATH := $(CURDIR)/.tools/bin:$(PATH)
 STACK := node dist/src/dev/stack.js
 
-.PHONY: help install build dev up down test lint typecheck bench clean
+.PHONY: help install go-tools build dev up down test lint typecheck bench clean
 
 help:
 	@echo "make dev    start everything, run the live demo, serve until Ctrl-C"
@@ -15,9 +19,11 @@ help:
 install:
 	@tools/install.sh
 
+go-tools:
+	@tools/go-tools.sh
+
 build: install
-	@npx tsc -p tsconfig.build.json
-	@node dist/src/bin/bundle-workflows.js
+	@npm run -s build
 
 dev: build
 	@$(STACK) dev
@@ -29,16 +35,18 @@ down:
 	@if [ -f dist/src/dev/stack.js ]; then $(STACK) down; else echo "down: nothing built, nothing running"; fi
 
 lint: install
-	@npx eslint --max-warnings 0 .
+	@npm run -s lint
 
 typecheck: install
-	@npx tsc -p tsconfig.json
+	@npm run -s typecheck
 
-test: build lint typecheck
-	@npx vitest run
+test: install go-tools
+	@npm run -s lint
+	@npm run -s typecheck
+	@npm test -s
 
-bench: build
-	@node dist/bench/run.js
+bench: install
+	@npm run -s bench
 
 clean: down
 	@# As root the dev cluster's files sit under the system temp dir, linked from .dev/postgres.

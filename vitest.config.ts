@@ -1,11 +1,12 @@
 import { defineConfig } from 'vitest/config';
 import FailureSummaryReporter from './test/support/failure-summary-reporter.js';
 
-// Three tiers, one command (`make test` runs all of them):
+// The tiers, one command (`make test` runs all of them):
 //   unit        pure logic, no services;
 //   integration real PostgreSQL, NATS JetStream and the Temporal dev server, started once by
 //               test/support/global-setup.ts on free ports; a fresh database per test file;
 //   workflow    Temporal's time-skipping test server; run one file at a time, as the SDK asks;
+//   golang-migrate  the real golang-migrate CLI (tools/go-tools.sh) beside our migrate command;
 //   faults      kill -9 of the built processes and restarts of private services (issue 9);
 //   cluster     production infrastructure: the real Temporal server with mTLS, secured and
 //               clustered NATS, PostgreSQL over TLS.
@@ -35,6 +36,16 @@ export default defineConfig({
           include: ['test/workflow/**/*.test.ts'],
           globalSetup: ['test/support/global-setup-postgres.ts'],
           fileParallelism: false,
+          sequence: { groupOrder: 2 },
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+        },
+      },
+      {
+        test: {
+          name: 'golang-migrate',
+          include: ['test/golang-migrate/**/*.test.ts'],
+          globalSetup: ['test/support/global-setup-postgres.ts'],
           sequence: { groupOrder: 2 },
           testTimeout: 120_000,
           hookTimeout: 180_000,

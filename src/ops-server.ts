@@ -26,7 +26,11 @@ export async function startOpsServer(host: string, port: number, checks: Readonl
       return;
     }
     if (path === '/metrics') {
-      void registry.metrics().then((text) => reply(200, text, registry.contentType));
+      // Handled both ways: a failing collector must not leave a rejection that ends the process.
+      registry.metrics().then(
+        (text) => reply(200, text, registry.contentType),
+        () => reply(500, JSON.stringify({ error: 'internal', message: 'metrics could not be collected' })),
+      );
       return;
     }
     reply(404, JSON.stringify({ error: 'not_found', message: 'no such endpoint' }));

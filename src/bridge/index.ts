@@ -3,7 +3,7 @@
  * intake of MESSAGE_CREATE → push_pending → pending signals) and the ops listener. Stopping
  * stops pulling, finishes the events in flight, then closes the connections.
  */
-import { connect } from 'nats';
+import { connect } from '@nats-io/transport-node';
 import type { BridgeConfig } from '../config/index.js';
 import { checkDatabase } from '../db/check.js';
 import { openDatabase } from '../db/verify.js';
@@ -25,7 +25,7 @@ export async function startBridge(config: BridgeConfig, log: Logger): Promise<Ru
   const nc = await connect(natsConnectionOptions(config.nats, 'zippchat-push-bridge')).catch((error: unknown) => {
     throw new StartupError(describeNatsFailure(error));
   });
-  const bridge = await startEventBridge({ nc, pool, temporal: temporal.client, taskQueue: config.temporal.taskQueue, log });
+  const bridge = await startEventBridge({ nc, pool, temporal: temporal.client, taskQueue: config.temporal.taskQueue, log }, { startAt: config.bridgeStartAt });
   const ops = await startOpsServer(config.http.host, config.bridgeMetricsPort, {
     postgres: () => checkDatabase(pool),
     nats: async () => {

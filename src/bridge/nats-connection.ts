@@ -3,7 +3,7 @@
  * TLS, from the configuration. A NATS server that refuses us for a certificate or credentials
  * problem says so in the error; `describeNatsFailure` turns that into one line.
  */
-import { credsAuthenticator, type ConnectionOptions } from 'nats';
+import { credsAuthenticator, type ConnectionOptions } from '@nats-io/transport-node';
 import type { NatsSettings } from '../config/index.js';
 
 export function natsConnectionOptions(settings: NatsSettings, name: string): ConnectionOptions {

@@ -10,7 +10,7 @@ import { apiFcmSection, workerFcmSection } from './sections/fcm.js';
 import { jwtSection } from './sections/jwt.js';
 import { apiListenSection, bridgeListenSection, workerListenSection } from './sections/listen.js';
 import { logSection } from './sections/log.js';
-import { natsSection } from './sections/nats.js';
+import { bridgeStartSection, natsSection } from './sections/nats.js';
 import { temporalSection } from './sections/temporal.js';
 import { unifiedPushSection } from './sections/unifiedpush.js';
 
@@ -19,7 +19,7 @@ type Merge<T extends readonly unknown[]> = T extends readonly [infer H, ...infer
 
 const api = [logSection, databaseSection, temporalSection, apiListenSection, jwtSection, apiFcmSection, unifiedPushSection] as const;
 const worker = [logSection, databaseSection, temporalSection, workerListenSection, workerFcmSection, unifiedPushSection, coalescingSection] as const;
-const bridge = [logSection, databaseSection, temporalSection, natsSection, bridgeListenSection] as const;
+const bridge = [logSection, databaseSection, temporalSection, natsSection, bridgeStartSection, bridgeListenSection] as const;
 const migrate = [logSection, databaseSection] as const;
 const admin = [logSection, databaseSection, temporalSection] as const;
 const all = [...api, ...worker, ...bridge] as const;

@@ -7,6 +7,6 @@ export async function checkDatabase(pool: DatabasePool): Promise<void> {
   try {
     await pool.query(sql.unsafe`SELECT 1`);
   } catch (error) {
-    throw new Error(describeDatabaseFailure(error).reason);
+    throw new Error(describeDatabaseFailure(error).reason, { cause: error });
   }
 }

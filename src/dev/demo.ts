@@ -4,7 +4,7 @@
  * afterwards, so a message you publish to them shows up in this terminal too.
  */
 import { Client, Connection } from '@temporalio/client';
-import { connect } from 'nats';
+import { connect } from '@nats-io/transport-node';
 import path from 'node:path';
 import { createDatabasePool } from '../db/pool.js';
 import { projectRoot } from '../paths.js';

@@ -1,6 +1,7 @@
 /**
  * Finds the native programs the dev stack and the tests run. Nothing is downloaded here:
- * `tools/install.sh` (run by every make target) installs them beforehand.
+ * `tools/install.sh` (run by every make target) and `tools/go-tools.sh` (`make test`) install
+ * them beforehand.
  */
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -46,6 +47,16 @@ function findProgram(name: string): string {
   const found = candidates.find((c) => existsSync(c));
   if (found === undefined) throw new Error(`${name} not found: run tools/install.sh (make does) or put it on PATH`);
   return found;
+}
+
+/**
+ * A program of tools/go-tools.txt, built by tools/go-tools.sh into `.tools/bin`. Never taken
+ * from PATH: the tests that use one hold the project to that pinned version.
+ */
+export function findGoTool(name: string): string {
+  const file = path.join(projectRoot, '.tools', 'bin', name);
+  if (!existsSync(file)) throw new Error(`${name} not found in .tools/bin: run tools/go-tools.sh (make test does)`);
+  return file;
 }
 
 function findPgBin(): string {

@@ -5,7 +5,8 @@
  * lost (all in the ledger), none counted twice (the reader's pending count equals the events).
  */
 import path from 'node:path';
-import { connect, RetentionPolicy, StorageType, type NatsConnection } from 'nats';
+import { jetstream, jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { daemonPid, isAlive, stopDaemon, waitFor } from '../../src/dev/daemons.js';
 import { findBinaries } from '../../src/dev/tools.js';
@@ -36,7 +37,7 @@ beforeAll(async () => {
   const servers = nodes.map((n) => n.url);
   nc = await connect({ servers, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
   // The host's stream, as a production chat server would create it: three replicas.
-  const jsm = await nc.jetstreamManager();
+  const jsm = await jetstreamManager(nc);
   await waitFor(
     'the R3 stream',
     async () => jsm.streams.add({ name: defaultStreamName, subjects: [messageCreateSubjects()], num_replicas: 3, storage: StorageType.File, retention: RetentionPolicy.Limits }),
@@ -58,8 +59,8 @@ afterAll(async () => {
 describe('a three-node JetStream cluster with an R3 stream', () => {
   it('loses no event and counts none twice when the stream leader is killed mid-flow', async () => {
     const c = await conversation(db.pool);
-    const js = nc.jetstream();
-    const jsm = await nc.jetstreamManager();
+    const js = jetstream(nc);
+    const jsm = await jetstreamManager(nc);
     const ids: string[] = [];
     let killed = '';
     for (let i = 0; i < events; i++) {

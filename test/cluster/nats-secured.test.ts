@@ -5,7 +5,8 @@
  * a certificate from another CA stop it at start with one line saying which.
  */
 import path from 'node:path';
-import { connect, credsAuthenticator, type ConnectionOptions } from 'nats';
+import { jetstream } from '@nats-io/jetstream';
+import { connect, credsAuthenticator, type ConnectionOptions } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { waitFor } from '../../src/dev/daemons.js';
@@ -57,7 +58,7 @@ async function bridgeRecords(secured: Secured): Promise<void> {
     await waitReady(`http://127.0.0.1:${port}`, bridge);
     const c = await conversation(db.pool);
     const events = [c.event(), c.event()];
-    for (const event of events) await nc.jetstream().publish(`channel.${c.dm}.MESSAGE_CREATE`, JSON.stringify(event), { msgID: event.id });
+    for (const event of events) await jetstream(nc).publish(`channel.${c.dm}.MESSAGE_CREATE`, JSON.stringify(event), { msgID: event.id });
     const ids = events.map((e) => e.id);
     await waitFor('the bridge to record both events', async () => (await recorded(db.pool, c, ids)).events === 2, 30_000);
     expect(await recorded(db.pool, c, ids)).toEqual({ events: 2, pendingMessages: 2 });

@@ -7,7 +7,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { connect, type NatsConnection } from 'nats';
+import { jetstream } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { waitFor } from '../../src/dev/daemons.js';
@@ -73,7 +74,7 @@ async function conversation() {
   const dm = await host.dm([author!, reader!]);
   const say = async () => {
     const event = { id: nextId(), channel_id: dm, author_id: author!, created_at: new Date().toISOString() };
-    await nc.jetstream().publish(`channel.${dm}.MESSAGE_CREATE`, JSON.stringify(event));
+    await jetstream(nc).publish(`channel.${dm}.MESSAGE_CREATE`, JSON.stringify(event));
   };
   return { reader: reader!, dm, say };
 }

@@ -17,7 +17,8 @@
  * paths — signals, JetStream redelivery, retried workflow tasks and the re-wake timer.
  */
 import { Client, Connection } from '@temporalio/client';
-import { connect, type NatsConnection } from 'nats';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { createDatabasePool } from '../../src/db/pool.js';
@@ -158,7 +159,7 @@ interface FanOut {
 async function fanOutWithFaults(options: ScenarioOptions, world: World, nc: NatsConnection, claims: ClaimListener): Promise<FanOut> {
   const { random } = options;
   const channels = [...world.channels.keys()];
-  const js = nc.jetstream();
+  const js = jetstream(nc);
   const published: MessageEventBody[] = [];
   const waiters: Array<{ count: number; resolve: () => void }> = [];
   const reached = (count: number) =>
@@ -199,7 +200,7 @@ async function fanOutWithFaults(options: ScenarioOptions, world: World, nc: Nats
 }
 
 /** As the chat server publishes: with `Nats-Msg-Id`, again until JetStream acknowledges (NATS may be restarting). */
-async function publishUntilAcknowledged(js: ReturnType<NatsConnection['jetstream']>, event: MessageEventBody): Promise<void> {
+async function publishUntilAcknowledged(js: JetStreamClient, event: MessageEventBody): Promise<void> {
   await waitFor(
     `JetStream to acknowledge message ${event.id}`,
     async () => {

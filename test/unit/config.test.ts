@@ -181,4 +181,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig('bridge', { ...foreign, NATS_URL: 'nats://ok:4222' })).not.toThrow();
     expect(() => loadConfig('migrate', foreign)).not.toThrow();
   });
+
+  it('reads BRIDGE_START_AT as an RFC 3339 instant, and names it when it is not one', () => {
+    expect(loadConfig('bridge', base).bridgeStartAt).toBeUndefined();
+    expect(loadConfig('bridge', { ...base, BRIDGE_START_AT: '2026-12-01T08:00:00+01:00' }).bridgeStartAt).toEqual(new Date('2026-12-01T07:00:00Z'));
+    expect(failure({ ...base, BRIDGE_START_AT: '2026-12-01 08:00' }, 'bridge').message).toBe(
+      'config: BRIDGE_START_AT must be an RFC 3339 date-time with an offset, e.g. 2026-12-01T00:00:00Z (got "2026-12-01 08:00")',
+    );
+  });
 });

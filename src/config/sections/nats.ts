@@ -3,6 +3,7 @@
  * password, or a token) and TLS (a CA file makes TLS required; a client certificate for
  * servers that verify clients). Files are read and checked at start.
  */
+import { parseRfc3339 } from '../../bridge/event.js';
 import { ConfigError } from '../errors.js';
 import { readFile } from '../env.js';
 import { section } from '../section.js';
@@ -87,3 +88,13 @@ function natsAuth(v: { readonly NATS_CREDS_FILE?: string; readonly NATS_USER?: s
   if (v.NATS_TOKEN !== undefined) return { kind: 'token', token: v.NATS_TOKEN };
   return { kind: 'none' };
 }
+
+/** Where the bridge's consumer starts when it is created: at this time, or (unset) at new messages. */
+export const bridgeStartSection = section({ BRIDGE_START_AT: text() }, (v) => {
+  if (v.BRIDGE_START_AT === undefined) return { bridgeStartAt: undefined };
+  const date = parseRfc3339(v.BRIDGE_START_AT.trim());
+  if (date === undefined) {
+    throw new ConfigError('BRIDGE_START_AT', `must be an RFC 3339 date-time with an offset, e.g. 2026-12-01T00:00:00Z (got "${v.BRIDGE_START_AT}")`);
+  }
+  return { bridgeStartAt: date as Date | undefined };
+});

@@ -11,7 +11,7 @@
  * Returns what happened, so the test suite can hold the demo to it.
  */
 import type { Client } from '@temporalio/client';
-import type { NatsConnection } from 'nats';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../../db/pool.js';

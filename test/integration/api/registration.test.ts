@@ -4,6 +4,7 @@
  * row), and what a stored registration means — one row per device, created_at kept or
  * restarted, pending rows surviving a transport switch, the device's workflow started.
  */
+import { vapidPrivateKey } from '../../support/vapid-key.js';
 import { createECDH, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -90,7 +91,7 @@ describe('GET /api/push/config', () => {
     const api = await startTestApi({
       db,
       taskQueue,
-      env: { PUSH_VAPID_PRIVATE_KEY: ecdh.getPrivateKey().toString('base64url'), PUSH_VAPID_SUBJECT: 'mailto:ops@chat.example' },
+      env: { PUSH_VAPID_PRIVATE_KEY: vapidPrivateKey(ecdh), PUSH_VAPID_SUBJECT: 'mailto:ops@chat.example' },
     });
     try {
       const response = await checked(api)('GET', '/api/push/config', { token: await tokenFor(user, 'any') });

@@ -140,7 +140,7 @@ describe('FCM OAuth token', () => {
   });
 
   it('fetches a new token when the cached one is about to expire', async () => {
-    // A token valid for one more minute is inside google-auth-library's 5-minute refresh margin.
+    // A token valid for one more minute is inside the 5-minute refresh margin.
     const { oauth, fcm, transport } = await world({}, undefined, 60);
     await transport.send(fcmRegistration(fakeFcmToken()), 'high');
     await transport.send(fcmRegistration(fakeFcmToken()), 'high');

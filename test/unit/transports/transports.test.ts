@@ -4,6 +4,7 @@
  * token, endpoint, key or access token in a log line or in an outcome (which is what reaches
  * the workflow history).
  */
+import { vapidPrivateKey } from '../../support/vapid-key.js';
 import { createECDH } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTransports } from '../../../src/transports/index.js';
@@ -94,7 +95,7 @@ describe('secrets stay out of logs and outcomes', () => {
         FCM_ENDPOINT: fcmFake.url,
         PUSH_UP_ALLOW_PRIVATE: 'true',
         PUSH_UP_ALLOW_HTTP: 'true',
-        PUSH_VAPID_PRIVATE_KEY: vapid.getPrivateKey().toString('base64url'),
+        PUSH_VAPID_PRIVATE_KEY: vapidPrivateKey(vapid),
         PUSH_VAPID_SUBJECT: 'mailto:ops@chat.example',
       }),
       captured.log,

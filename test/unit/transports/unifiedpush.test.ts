@@ -3,6 +3,7 @@
  * device's private key and checks every header. These endpoints are on 127.0.0.1, so the
  * transports here allow private addresses and http; ssrf.test.ts covers the refusals.
  */
+import { vapidPrivateKey } from '../../support/vapid-key.js';
 import { createECDH } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -59,7 +60,7 @@ describe('UnifiedPush on the wire', () => {
     const vapid = createECDH('prime256v1');
     vapid.generateKeys();
     const { distributor, transport } = await world(
-      { PUSH_VAPID_PRIVATE_KEY: vapid.getPrivateKey().toString('base64url'), PUSH_VAPID_SUBJECT: 'mailto:ops@chat.example' },
+      { PUSH_VAPID_PRIVATE_KEY: vapidPrivateKey(vapid), PUSH_VAPID_SUBJECT: 'mailto:ops@chat.example' },
       {},
       { vapidPublicKey: vapid.getPublicKey().toString('base64url') },
     );
