@@ -3,7 +3,8 @@
  * `tools/install.sh` (run by every make target) and `tools/go-tools.sh` (`make test`) install
  * them beforehand.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { DevStackConfig } from '../config/dev.js';
 import type { TemporalServerBinaries } from './temporal-server.js';
@@ -18,18 +19,23 @@ export interface Binaries {
 }
 
 /**
- * The real Temporal server, its SQL schema tool and the schemas, built from their Go module
- * by `tools/install.sh` (only needed when a stack runs the real server, DEV_TEMPORAL=server).
+ * The real Temporal server and its SQL schema tool, built from their Go module into .tools/bin
+ * by tools/go-tools.sh (only needed when a stack runs the real server: DEV_TEMPORAL=server, the
+ * cluster tier), and the schemas, which ship in that module's source in Go's module cache.
  */
 export function findTemporalServer(): TemporalServerBinaries {
-  const root = path.join(projectRoot, '.tools');
-  const server = path.join(root, 'bin', 'temporal-server');
-  const sqlTool = path.join(root, 'bin', 'temporal-sql-tool');
-  const schemaDir = path.join(root, 'share', 'temporal-server', 'schema', 'postgresql', 'v12');
-  for (const file of [server, sqlTool, schemaDir]) {
-    if (!existsSync(file)) throw new Error(`${file} not found: run tools/install.sh (make does) to build the Temporal server`);
-  }
+  const server = findGoTool('temporal-server');
+  const sqlTool = findGoTool('temporal-sql-tool');
+  const line = readFileSync(path.join(projectRoot, 'tools', 'go-tools.txt'), 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('temporal-server '));
+  const version = /@(v[\w.-]+)/.exec(line ?? '')?.[1];
+  if (version === undefined) throw new Error('tools/go-tools.txt names no temporal-server version');
+  const moduleCache = execFileSync('go', ['env', 'GOMODCACHE'], { encoding: 'utf8' }).trim();
+  const schemaDir = path.join(moduleCache, `go.temporal.io/server@${version}`, 'schema', 'postgresql', 'v12');
+  if (!existsSync(schemaDir)) throw new Error(`${schemaDir} not found: run tools/go-tools.sh (make test does), which fetches the Temporal server module`);
   return { server, sqlTool, schemaDir };
+}
 }
 
 export function findBinaries(binaries: DevStackConfig['binaries']): Binaries {
