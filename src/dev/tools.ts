@@ -36,7 +36,6 @@ export function findTemporalServer(): TemporalServerBinaries {
   if (!existsSync(schemaDir)) throw new Error(`${schemaDir} not found: run tools/go-tools.sh (make test does), which fetches the Temporal server module`);
   return { server, sqlTool, schemaDir };
 }
-}
 
 export function findBinaries(binaries: DevStackConfig['binaries']): Binaries {
   return {
