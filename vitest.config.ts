@@ -10,7 +10,9 @@ import FailureSummaryReporter from './test/support/failure-summary-reporter.js';
 //   faults      kill -9 of the built processes and restarts of private services (issue 9);
 //   deploy      the container image's build script and the Helm chart (issue 16): the build
 //               runs into a clean directory and its processes start against private services;
-//               helm and kubeconform check the chart.
+//               helm and kubeconform check the chart;
+//   cluster     production infrastructure: the real Temporal server with mTLS, secured and
+//               clustered NATS, PostgreSQL over TLS.
 export default defineConfig({
   test: {
     // The summary comes last: CI shows the tail of the output.
@@ -75,6 +77,18 @@ export default defineConfig({
           sequence: { groupOrder: 4 },
           testTimeout: 120_000,
           hookTimeout: 900_000,
+        },
+      },
+      {
+        test: {
+          name: 'cluster',
+          include: ['test/cluster/**/*.test.ts'],
+          globalSetup: ['test/support/global-setup-cluster.ts'],
+          // Files start services of their own next to the shared ones and kill some: one at a time.
+          fileParallelism: false,
+          sequence: { groupOrder: 5 },
+          testTimeout: 240_000,
+          hookTimeout: 240_000,
         },
       },
     ],

@@ -8,7 +8,7 @@
 import type { Client } from '@temporalio/client';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import type { Config } from '../src/config/index.js';
+import type { Coalescing } from '../src/config/index.js';
 import type { DatabasePool } from '../src/db/pool.js';
 import type { Logger } from '../src/log.js';
 import { announceDeleted, announcePending, type Device } from '../temporal/registrations.js';
@@ -19,7 +19,7 @@ export interface MaintenanceActivityDeps {
   readonly log: Logger;
   readonly temporal: Client;
   readonly taskQueue: string;
-  readonly coalescing: Config['coalescing'];
+  readonly coalescing: Coalescing;
 }
 
 /** How long counted-event ids are kept: the stream's max age (3 days) plus a day of margin. */

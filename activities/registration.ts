@@ -11,7 +11,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import type { Config, FcmBudgetConfig } from '../src/config/index.js';
+import type { Coalescing, FcmBudgetConfig } from '../src/config/index.js';
 import type { DatabasePool } from '../src/db/pool.js';
 import type { Logger } from '../src/log.js';
 import type { Priority, RegistrationForSend, TransportName, WakeOutcome, WakeSender } from '../src/transports/types.js';
@@ -33,7 +33,7 @@ export const misconfiguredRetryMs = 5 * 60_000;
 export interface RegistrationActivityDeps {
   readonly pool: DatabasePool;
   readonly log: Logger;
-  readonly coalescing: Config['coalescing'];
+  readonly coalescing: Coalescing;
   readonly fcmBudget: FcmBudgetConfig;
   readonly transports: WakeSender;
 }
@@ -66,7 +66,7 @@ export type ClaimResult =
       readonly registrationId: string;
       readonly priority: Priority;
       readonly transport: TransportName;
-      readonly intervals: Config['coalescing'];
+      readonly intervals: Coalescing;
       readonly control?: DeliveryControl;
     }
   | {
@@ -75,7 +75,7 @@ export type ClaimResult =
       /** What a wake sent now would carry: for a claim the workflow has to send again (see the workflow). */
       readonly priority: Priority;
       readonly transport: TransportName;
-      readonly intervals: Config['coalescing'];
+      readonly intervals: Coalescing;
       readonly observed: { readonly outstanding: boolean; readonly hasPending: boolean; readonly lastWokenAt: number | null };
       /** With rows pending: the earliest time this claim could succeed (interval, re-wake, back-off, budget). */
       readonly readyAt?: number | null;

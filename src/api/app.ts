@@ -6,12 +6,12 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import type { DatabasePool } from '../db/pool.js';
-import { sql } from 'slonik';
+import { checkDatabase } from '../db/check.js';
 import { checkReadiness } from '../health.js';
 import type { Logger } from '../log.js';
 import { registry } from '../metrics.js';
 import type { TemporalHandle } from '../../temporal/client.js';
-import type { Config } from '../config/index.js';
+import type { ApiConfig } from '../config/index.js';
 import { createAnnouncer } from './announce.js';
 import { authenticate, createBearerVerifier, type AuthenticatedState } from './auth.js';
 import { errorSummary } from './error-summary.js';
@@ -23,7 +23,7 @@ import { pushRoutes } from './routes/push.js';
 import { systemLookup, type LookupHost } from './unifiedpush-endpoint.js';
 
 export interface ApiDeps {
-  readonly config: Config;
+  readonly config: ApiConfig;
   readonly pool: DatabasePool;
   readonly temporal: TemporalHandle;
   readonly log: Logger;
@@ -94,10 +94,7 @@ function operationsRoutes(deps: ApiDeps): Router {
     ctx.body = { status: 'ok' };
   });
   router.get('/readyz', async (ctx) => {
-    const readiness = await checkReadiness({
-      postgres: async () => void (await deps.pool.query(sql.unsafe`SELECT 1`)),
-      temporal: () => deps.temporal.check(),
-    });
+    const readiness = await checkReadiness({ postgres: () => checkDatabase(deps.pool), temporal: () => deps.temporal.check() }, undefined, deps.log);
     ctx.status = readiness.ready ? 200 : 503;
     ctx.body = { status: readiness.ready ? 'ready' : 'not_ready', checks: readiness.checks };
   });

@@ -1,8 +1,8 @@
 /** Starts the api: pool, lazy Temporal client, Koa app on HOST:PORT. */
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import type { Config } from '../config/index.js';
-import { createDatabasePool } from '../db/pool.js';
+import type { ApiConfig } from '../config/index.js';
+import { openDatabase } from '../db/verify.js';
 import type { Logger } from '../log.js';
 import { createTemporalClient } from '../../temporal/client.js';
 import { createApp } from './app.js';
@@ -12,8 +12,8 @@ export interface RunningApi {
   stop(): Promise<void>;
 }
 
-export async function startApi(config: Config, log: Logger): Promise<RunningApi> {
-  const pool = await createDatabasePool(config.databaseUrl);
+export async function startApi(config: ApiConfig, log: Logger): Promise<RunningApi> {
+  const pool = await openDatabase(config.databaseUrl, log);
   const temporal = createTemporalClient(config.temporal);
   const app = createApp({ config, pool, temporal, log });
   const server: Server = await new Promise((resolve, reject) => {

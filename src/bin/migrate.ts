@@ -8,6 +8,7 @@
 import { ConfigError, loadConfig } from '../config/index.js';
 import { forceVersion, migrateDown, migrateUp, type MigrationResult } from '../db/migrate.js';
 import { serviceMigrations } from '../db/migrations.js';
+import { describeDatabaseFailure } from '../db/describe-failure.js';
 
 const usage = 'usage: migrate [up | down [N] | force VERSION] [--host-standin]';
 
@@ -34,7 +35,13 @@ async function main(args: readonly string[]): Promise<void> {
 main(process.argv.slice(2)).then(
   () => process.exit(0),
   (error: unknown) => {
-    process.stderr.write(error instanceof ConfigError ? `${error.message}\n` : `migrate: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(error instanceof ConfigError ? `${error.message}\n` : `migrate: ${migrateFailure(error)}\n`);
     process.exit(1);
   },
 );
+
+/** A database problem named plainly (a wrong CA, refused credentials); anything else as it came. */
+function migrateFailure(error: unknown): string {
+  const failure = describeDatabaseFailure(error);
+  return failure.permanent ? failure.reason : error instanceof Error ? error.message : String(error);
+}

@@ -16,6 +16,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
 import pg from 'pg';
+import { postgresConnection } from './connection.js';
 
 export interface Migration {
   readonly version: number;
@@ -152,7 +153,8 @@ interface MigrationSession {
  * plain `pg` client (simple query protocol), as golang-migrate runs them.
  */
 async function withMigrationLock<T>(databaseUrl: string, work: (session: MigrationSession) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: databaseUrl, application_name: 'zippchat-push migrate' });
+  const { url, ssl } = postgresConnection(databaseUrl);
+  const client = new pg.Client({ connectionString: url, ssl, application_name: 'zippchat-push migrate' });
   await client.connect();
   try {
     const { rows } = await client.query<{ database: string; schema: string | null }>('SELECT current_database() AS database, current_schema() AS schema');

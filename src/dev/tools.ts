@@ -3,9 +3,11 @@
  * `tools/install.sh` (run by every make target) and `tools/go-tools.sh` (`make test`) install
  * them beforehand.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { DevStackConfig } from '../config/dev.js';
+import type { TemporalServerBinaries } from './temporal-server.js';
 import { projectRoot } from '../paths.js';
 
 export interface Binaries {
@@ -14,6 +16,25 @@ export interface Binaries {
   readonly natsServer: string;
   /** Directory holding initdb, pg_ctl and postgres. */
   readonly pgBin: string;
+}
+
+/**
+ * The real Temporal server and its SQL schema tool, built from their Go module into .tools/bin
+ * by tools/go-tools.sh (only needed when a stack runs the real server: DEV_TEMPORAL=server, the
+ * cluster tier), and the schemas, which ship in that module's source in Go's module cache.
+ */
+export function findTemporalServer(): TemporalServerBinaries {
+  const server = findGoTool('temporal-server');
+  const sqlTool = findGoTool('temporal-sql-tool');
+  const line = readFileSync(path.join(projectRoot, 'tools', 'go-tools.txt'), 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('temporal-server '));
+  const version = /@(v[\w.-]+)/.exec(line ?? '')?.[1];
+  if (version === undefined) throw new Error('tools/go-tools.txt names no temporal-server version');
+  const moduleCache = execFileSync('go', ['env', 'GOMODCACHE'], { encoding: 'utf8' }).trim();
+  const schemaDir = path.join(moduleCache, `go.temporal.io/server@${version}`, 'schema', 'postgresql', 'v12');
+  if (!existsSync(schemaDir)) throw new Error(`${schemaDir} not found: run tools/go-tools.sh (make test does), which fetches the Temporal server module`);
+  return { server, sqlTool, schemaDir };
 }
 
 export function findBinaries(binaries: DevStackConfig['binaries']): Binaries {

@@ -9,7 +9,7 @@
  * `--json` prints one JSON document instead of text.
  */
 import { parseArgs } from 'node:util';
-import type { Config } from '../config/index.js';
+import type { AdminConfig } from '../config/index.js';
 import { createDatabasePool } from '../db/pool.js';
 import { createTemporalClient } from '../../temporal/client.js';
 import { inspectDevice } from './device-report.js';
@@ -57,7 +57,7 @@ export function parseAdminArgs(args: readonly string[]): AdminCommand {
  * Runs one command; returns the process exit code: 0, or 4 when the device has no
  * registration. The configuration is loaded only when a command needs it (`help` does not).
  */
-export async function runAdmin(command: AdminCommand, loadConfig: () => Config, out: (line: string) => void): Promise<number> {
+export async function runAdmin(command: AdminCommand, loadConfig: () => AdminConfig, out: (line: string) => void): Promise<number> {
   if (command.command === 'help') {
     out(adminUsage);
     return 0;

@@ -7,7 +7,7 @@
  * `close` releases the connection pools on shutdown.
  */
 import { Agent } from 'undici';
-import type { Config } from '../config/index.js';
+import type { WorkerConfig } from '../config/index.js';
 import type { Logger } from '../log.js';
 import { createPruneBreaker, defaultBreaker } from './breaker.js';
 import { createAccessTokens } from './fcm-auth.js';
@@ -58,7 +58,10 @@ export const defaults = {
   fcmBodyCapBytes: 64 * 1024,
 } as const;
 
-export function createTransports(config: Config, log: Logger, options: TransportOptions = {}): Transports {
+/** What the transports read of the worker's configuration. */
+export type TransportConfig = Pick<WorkerConfig, 'fcm' | 'unifiedPush'>;
+
+export function createTransports(config: TransportConfig, log: Logger, options: TransportOptions = {}): Transports {
   const transportLog = log.child({ component: 'transports' });
   const upDeadline = options.unifiedPushDeadlineMs ?? defaults.unifiedPushDeadlineMs;
   const upAgent = createGuardedAgent({ allowPrivate: config.unifiedPush.allowPrivate, timeoutMs: upDeadline, resolve: options.resolve });
@@ -110,7 +113,7 @@ interface OriginKeys {
   readonly fcm: { readonly send: OriginKey; readonly oauth: OriginKey } | undefined;
 }
 
-function originKeys(config: Config): OriginKeys {
+function originKeys(config: TransportConfig): OriginKeys {
   const { credentials, endpoint } = config.fcm;
   if (credentials === undefined) return { fcm: undefined };
   return { fcm: { send: originKey('fcm', new URL(endpoint).origin), oauth: originKey('fcm-oauth', new URL(credentials.tokenUri).origin) } };
@@ -190,7 +193,7 @@ function updateOutageGauge(detector: OutageDetector): void {
   if (others.length > 0) outageGauge.set({ provider: 'unifiedpush', origin: '(others)' }, others.length);
 }
 
-function createFcm(config: Config, log: Logger, dispatcher: Agent, options: TransportOptions): Transport {
+function createFcm(config: TransportConfig, log: Logger, dispatcher: Agent, options: TransportOptions): Transport {
   const { credentials, projectId } = config.fcm;
   if (credentials === undefined || projectId === undefined) {
     log.info('FCM disabled');

@@ -93,7 +93,7 @@ export interface ScenarioResult {
 export async function runScenario(options: ScenarioOptions): Promise<ScenarioResult> {
   const { stack, random } = options;
   const pool = await createDatabasePool(stack.databaseUrl, { maximumPoolSize: 4 });
-  const connection = await Connection.connect({ address: stack.temporalAddress });
+  const connection = await Connection.connect(stack.temporalConnection);
   const temporal = new Client({ connection });
   const nc = await connect({ servers: stack.natsUrl, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
   const apiUrls = stack.appsOf('api').map((a) => a.url);
