@@ -10,3 +10,15 @@ CREATE TABLE push_maintenance_cursors (
   last_pass_at    timestamptz NULL,
   updated_at      timestamptz NOT NULL DEFAULT now()
 );
+
+-- The api's per-user limit (contract §6: 50 requests/s), shared by every api replica: per
+-- user and one-second window, what all replicas have taken (requests admitted, leases
+-- granted). Counters for the current second: unlogged (no WAL; a crash resets them, which
+-- is harmless), pruned by the api itself a few windows later.
+CREATE UNLOGGED TABLE push_rate_limit (
+  window_start bigint NOT NULL,   -- seconds since the epoch
+  user_id      text NOT NULL,
+  taken        integer NOT NULL,
+  granted      integer NOT NULL,  -- the lease granted by the last exchange
+  PRIMARY KEY (window_start, user_id)
+);
