@@ -11,6 +11,7 @@
  *   drain-api     7. the api's drain vs a bare Koa handler with the same SQL
  *   live-traffic  4–5. a busy channel, wake cycles and idle devices in real time, counted from histories
  *   worker-memory 8. worker RSS per 1,000 cached workflows
+ *   sweep         maintenance: the no-session sweep's full pass at 1,000,000 registrations vs one bare DELETE
  *
  * BENCH_SCALE=small for a quick run; BENCH_ONLY=<names> for a subset. Numbers depend on the
  * machine; they are recorded, never asserted. Everything started is stopped, also on failure.
@@ -23,6 +24,7 @@ import { measureClaim } from './measure/claim.js';
 import { measureDrainApi } from './measure/drain-api.js';
 import { measureFanOut } from './measure/fan-out.js';
 import { measureLiveTraffic } from './measure/live-traffic.js';
+import { measureMaintenanceSweep } from './measure/maintenance-sweep.js';
 import { measureWakePath } from './measure/wake-path.js';
 import { measureWorkerMemory } from './measure/worker-memory.js';
 import { Report } from './report.js';
@@ -44,6 +46,8 @@ const measurements: readonly (readonly [MeasurementName, Measure])[] = [
   ['live-traffic', measureLiveTraffic],
   ['worker-memory', measureWorkerMemory],
   ['fan-out', measureFanOut],
+  // Last: it loads a million registrations (and removes them again).
+  ['sweep', (stack, report, settings) => measureMaintenanceSweep(stack, report, settings)],
 ];
 
 /**
@@ -66,7 +70,7 @@ const liveTrafficWithMemory: Measure = async (stack, report, settings, tap) => {
   }
 };
 
-const docsOrder: readonly MeasurementName[] = ['fan-out', 'live-traffic', 'bridge-sql', 'drain-api', 'worker-memory', 'claim', 'wake-path'];
+const docsOrder: readonly MeasurementName[] = ['fan-out', 'live-traffic', 'bridge-sql', 'drain-api', 'worker-memory', 'claim', 'wake-path', 'sweep'];
 
 async function main(): Promise<void> {
   const settings = loadBenchSettings();

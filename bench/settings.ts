@@ -4,7 +4,7 @@
  * names of `measurementNames`). The benchmark's own knobs, so read here (bench/ is outside
  * the services' configuration).
  */
-export const measurementNames = ['claim', 'wake-path', 'bridge-sql', 'fan-out', 'drain-api', 'live-traffic', 'worker-memory'] as const;
+export const measurementNames = ['claim', 'wake-path', 'bridge-sql', 'fan-out', 'drain-api', 'live-traffic', 'worker-memory', 'sweep'] as const;
 export type MeasurementName = (typeof measurementNames)[number];
 
 export interface BenchSettings {
@@ -24,6 +24,8 @@ export interface BenchSettings {
     readonly idleDevices: number;
   };
   readonly workerMemory: { readonly steps: readonly number[] };
+  /** Registrations the maintenance sweep passes over; rounds after a warm-up. */
+  readonly sweep: { readonly registrations: number; readonly rounds: number };
 }
 
 const full: Omit<BenchSettings, 'only'> = {
@@ -36,6 +38,7 @@ const full: Omit<BenchSettings, 'only'> = {
   drainApi: { devices: 500, concurrency: 32, rounds: 4, channelsPerDevice: 3 },
   liveTraffic: { durationMs: 5 * 60_000, busyDevices: 20, quietDevices: 5, quietEveryMs: 20_000, idleDevices: 5 },
   workerMemory: { steps: [1_000, 2_000] },
+  sweep: { registrations: 1_000_000, rounds: 2 },
 };
 
 const small: Omit<BenchSettings, 'only'> = {
@@ -47,6 +50,7 @@ const small: Omit<BenchSettings, 'only'> = {
   drainApi: { devices: 100, concurrency: 16, rounds: 2, channelsPerDevice: 3 },
   liveTraffic: { durationMs: 60_000, busyDevices: 5, quietDevices: 3, quietEveryMs: 20_000, idleDevices: 3 },
   workerMemory: { steps: [250, 500] },
+  sweep: { registrations: 100_000, rounds: 1 },
 };
 
 export function loadBenchSettings(env: Readonly<Record<string, string | undefined>> = process.env): BenchSettings {
