@@ -193,7 +193,7 @@ export function createMaintenanceActivities(deps: MaintenanceActivityDeps) {
    * the host deleted the user and the registration went by `ON DELETE CASCADE` — are told to
    * stop: each looks at PostgreSQL and ends (a registration re-created meanwhile keeps it).
    * Temporal's list of running workflows is walked newest first, one page per window; the
-   * position is the start time of the last workflow handled (an orphan never continues as
+   * position is the start time and id of the last workflow handled (an orphan never continues as
    * new — it has nothing to wake — so its start time stays put).
    */
   async function endOrphanWorkflows(input: SliceInput): Promise<SliceResult> {
@@ -202,16 +202,24 @@ export function createMaintenanceActivities(deps: MaintenanceActivityDeps) {
     let listedFrom: string | undefined;
     try {
       const result = await runSlice(deps, 'orphan-workflows', input, async (after) => {
+        // The position is "<start time> <workflow id>" of the last workflow handled.
+        const [startedAt = '', handledId] = after === '' ? [] : [after.slice(0, after.indexOf(' ')), after.slice(after.indexOf(' ') + 1)];
         if (iterator === undefined || listedFrom !== after) {
-          // Within a slice one listing is paged through; a new slice lists again from its position.
+          // Within a slice one listing is paged through; a new slice lists again from its
+          // position (`StartTime <=`: a workflow sharing the last one's start time is not missed).
           await iterator?.return?.();
-          iterator = listRunningRegistrations(deps.temporal, { taskQueue: deps.taskQueue, startedAtOrBefore: after, pageSize: input.windowSize });
+          iterator = listRunningRegistrations(deps.temporal, { taskQueue: deps.taskQueue, startedAtOrBefore: startedAt, pageSize: input.windowSize });
         }
         const page: { workflowId: string; startedAt: string }[] = [];
-        for (let next = await iterator.next(); ; next = await iterator.next()) {
-          if (next.done === true) break;
+        let exhausted = false;
+        while (page.length < input.windowSize) {
+          const next = await iterator.next();
+          if (next.done === true) {
+            exhausted = true;
+            break;
+          }
+          if (next.value.workflowId === handledId && next.value.startedAt === startedAt) continue; // the last slice's last one
           page.push(next.value);
-          if (page.length === input.windowSize) break;
         }
         const parsed = page.flatMap((w) => {
           const d = parseRegistrationWorkflowId(w.workflowId);
@@ -227,11 +235,9 @@ export function createMaintenanceActivities(deps: MaintenanceActivityDeps) {
         orphanWorkflowsEnded.inc(devices.length - failed);
         ended += devices.length - failed;
         if (devices.length > 0) log.info({ count: devices.length - failed }, 'told workflows without a registration to end');
-        const last = page.at(-1)?.startedAt;
-        // `StartTime <= last` lists the last one again: harmless, and sure progress unless a
-        // whole page shares one start time to the nanosecond.
-        listedFrom = last;
-        return { affected: devices.length, last, end: page.length < input.windowSize || last === after };
+        const last = page.at(-1);
+        listedFrom = last === undefined ? undefined : `${last.startedAt} ${last.workflowId}`;
+        return { affected: devices.length, last: listedFrom, end: exhausted };
       });
       return { ...result, affected: ended };
     } finally {
