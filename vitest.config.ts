@@ -20,7 +20,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     projects: [
-      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], sequence: { groupOrder: 0 } } },
+      // Projects do not inherit the root's timeouts: without its own, the unit tier had 5 s,
+      // which tests that spawn processes or run 1,000 sends exceed with the CPUs loaded.
+      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], sequence: { groupOrder: 0 }, testTimeout: 60_000 } },
       {
         test: {
           name: 'integration',

@@ -1,5 +1,5 @@
 /** Metrics of what the worker does to devices. */
-import { Counter } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import { registry } from '../src/metrics.js';
 
 export const wakes = new Counter({
@@ -45,5 +45,24 @@ export const rateLimitBackoffs = new Counter({
   name: 'push_rate_limit_backoffs_total',
   help: 'Wakes answered with a rate limit (UnifiedPush 429, FCM QUOTA_EXCEEDED) and backed off, by transport. Never counted as failures.',
   labelNames: ['transport'] as const,
+  registers: [registry],
+});
+
+export const orphanWorkflowsEnded = new Counter({
+  name: 'push_orphan_workflows_ended_total',
+  help: 'Running registration workflows without a registration (a lost stop signal, a user deleted in the host database) told to end by maintenance.',
+  registers: [registry],
+});
+
+export const missingWorkflowsStarted = new Counter({
+  name: 'push_missing_workflows_started_total',
+  help: 'Registrations without a running workflow (a lost start, a wiped Temporal namespace) given one by maintenance.',
+  registers: [registry],
+});
+
+export const passCompleted = new Gauge({
+  name: 'push_maintenance_pass_completed_timestamp_seconds',
+  help: 'When each maintenance scan last completed a full pass over its table (or over the running workflows), by scan.',
+  labelNames: ['scan'] as const,
   registers: [registry],
 });

@@ -12,6 +12,7 @@
  *   live-traffic  4–5. a busy channel, wake cycles and idle devices in real time, counted from histories
  *   worker-memory 8. worker RSS per 1,000 cached workflows
  *   fcm-budget    9. a busy channel through FCM, the per-device wake budget off and on (time-skipping server)
+ *   sweep         maintenance: the no-session sweep's full pass at 1,000,000 registrations vs one bare DELETE
  *
  * BENCH_SCALE=small for a quick run; BENCH_ONLY=<names> for a subset. Numbers depend on the
  * machine; they are recorded, never asserted. Everything started is stopped, also on failure.
@@ -25,6 +26,7 @@ import { measureDrainApi } from './measure/drain-api.js';
 import { measureFanOut } from './measure/fan-out.js';
 import { measureFcmBudget } from './measure/fcm-budget.js';
 import { measureLiveTraffic } from './measure/live-traffic.js';
+import { measureMaintenanceSweep } from './measure/maintenance-sweep.js';
 import { measureWakePath } from './measure/wake-path.js';
 import { measureWorkerMemory } from './measure/worker-memory.js';
 import { Report } from './report.js';
@@ -47,6 +49,8 @@ const measurements: readonly (readonly [MeasurementName, Measure])[] = [
   ['worker-memory', measureWorkerMemory],
   ['fcm-budget', (stack, report, settings) => measureFcmBudget(stack, report, settings)],
   ['fan-out', measureFanOut],
+  // Last: it loads a million registrations (and removes them again).
+  ['sweep', (stack, report, settings) => measureMaintenanceSweep(stack, report, settings)],
 ];
 
 /**
@@ -69,7 +73,7 @@ const liveTrafficWithMemory: Measure = async (stack, report, settings, tap) => {
   }
 };
 
-const docsOrder: readonly MeasurementName[] = ['fan-out', 'live-traffic', 'bridge-sql', 'drain-api', 'worker-memory', 'fcm-budget', 'claim', 'wake-path'];
+const docsOrder: readonly MeasurementName[] = ['fan-out', 'live-traffic', 'bridge-sql', 'drain-api', 'worker-memory', 'fcm-budget', 'claim', 'wake-path', 'sweep'];
 
 async function main(): Promise<void> {
   const settings = loadBenchSettings();

@@ -15,6 +15,8 @@ GRANT SELECT, DELETE ON push_pending TO zippchat_push_api;
 GRANT SELECT ON users, servers, server_members, roles, member_roles, channels, channel_members, permission_overwrites TO zippchat_push_api;
 -- DELETE /api/keys/devices/{id}: the device's key bundle and sessions go with its registration
 GRANT SELECT, DELETE ON device_keys, refresh_tokens TO zippchat_push_api;
+-- the per-user rate limit, shared by the api replicas (000025)
+GRANT SELECT, INSERT, UPDATE, DELETE ON push_rate_limit TO zippchat_push_api;
 
 -- worker: claims and sends (activities/registration.ts), maintenance (activities/maintenance.ts),
 -- the scrape-time gauges, and push-admin run in its pod.
@@ -25,6 +27,8 @@ GRANT SELECT, UPDATE, DELETE ON push_processed_events TO zippchat_push_worker;
 GRANT SELECT ON refresh_tokens TO zippchat_push_worker;
 -- the outage detector's window, shared by the worker replicas (000024)
 GRANT SELECT, INSERT, UPDATE, DELETE ON push_transport_health TO zippchat_push_worker;
+-- where each maintenance scan stopped (000025)
+GRANT SELECT, INSERT, UPDATE ON push_maintenance_cursors TO zippchat_push_worker;
 
 -- bridge: recipients of a message, the counted-event ledger, pending rows.
 GRANT SELECT ON push_registrations TO zippchat_push_bridge;

@@ -17,7 +17,7 @@ import { authenticate, createBearerVerifier, type AuthenticatedState } from './a
 import { errorSummary } from './error-summary.js';
 import { ApiError, fromHttpError } from './errors.js';
 import { requestDuration } from './metrics.js';
-import { defaultRateLimit, rateLimitPerUser, TokenBuckets, type RateLimitOptions } from './rate-limit.js';
+import { defaultRateLimit, postgresRateLimitStore, rateLimitPerUser, SharedRateLimit, type RateLimitOptions } from './rate-limit.js';
 import { keyRoutes } from './routes/keys.js';
 import { pushRoutes } from './routes/push.js';
 import { systemLookup, type LookupHost } from './unifiedpush-endpoint.js';
@@ -27,8 +27,10 @@ export interface ApiDeps {
   readonly pool: DatabasePool;
   readonly temporal: TemporalHandle;
   readonly log: Logger;
-  /** Per-user request limit; contract §6 by default. */
+  /** Per-user request limit; contract §6 by default, shared with other replicas through `pool`. */
   readonly rateLimit?: RateLimitOptions;
+  /** The limit's state, when the caller closes it (startApi); else one is made here. */
+  readonly rateLimiter?: SharedRateLimit;
   /** How UnifiedPush endpoint host names are resolved (the system resolver by default). */
   readonly lookupHost?: LookupHost;
   /** Deadline of each call to Temporal after a change committed. */
@@ -65,10 +67,10 @@ const unanswered: Koa.Middleware = async (ctx, next) => {
 };
 
 function deviceRoutes(deps: ApiDeps): Router<AuthenticatedState>[] {
-  const buckets = new TokenBuckets(deps.rateLimit ?? defaultRateLimit);
+  const limiter = deps.rateLimiter ?? new SharedRateLimit(postgresRateLimitStore(deps.pool), deps.rateLimit ?? defaultRateLimit);
   const guard = [
     authenticate(createBearerVerifier(deps.config.jwt)),
-    rateLimitPerUser(buckets),
+    rateLimitPerUser(limiter),
     noStore,
   ];
   const routeDeps = {

@@ -6,6 +6,7 @@ import { openDatabase } from '../db/verify.js';
 import type { Logger } from '../log.js';
 import { createTemporalClient } from '../../temporal/client.js';
 import { createApp } from './app.js';
+import { defaultRateLimit, postgresRateLimitStore, SharedRateLimit } from './rate-limit.js';
 
 export interface RunningApi {
   readonly url: string;
@@ -15,7 +16,8 @@ export interface RunningApi {
 export async function startApi(config: ApiConfig, log: Logger): Promise<RunningApi> {
   const pool = await openDatabase(config.databaseUrl, log);
   const temporal = createTemporalClient(config.temporal);
-  const app = createApp({ config, pool, temporal, log });
+  const rateLimiter = new SharedRateLimit(postgresRateLimitStore(pool), defaultRateLimit);
+  const app = createApp({ config, pool, temporal, log, rateLimiter });
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(config.http.port, config.http.host, () => resolve(s));
     s.once('error', reject);
@@ -35,6 +37,7 @@ export async function startApi(config: ApiConfig, log: Logger): Promise<RunningA
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      await rateLimiter.close();
       await temporal.close();
       await pool.end();
       log.info('api stopped');

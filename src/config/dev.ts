@@ -22,6 +22,11 @@ export interface DevStackConfig {
     /** The local FCM stand-in (OAuth token endpoint, FCM HTTP v1, simulated phones' inbox). */
     readonly fcm: number;
   };
+  /**
+   * The environment `make` ran with: the services inherit it, and its service variables win
+   * over the stack's defaults (src/dev/environment.ts).
+   */
+  readonly inherited: Readonly<Record<string, string | undefined>>;
   /** Explicit binary paths; otherwise `.tools/venv/bin`, then PATH. */
   readonly binaries: { readonly temporal?: string; readonly temporalTestServer?: string; readonly natsServer?: string; readonly pgBin?: string };
 }
@@ -39,6 +44,7 @@ export function loadDevStackConfig(projectRoot: string, env: Env = process.env):
   };
   return {
     dir: path.resolve(projectRoot, env.DEV_DIR ?? '.dev'),
+    inherited: { ...env },
     ports: {
       postgres: port('DEV_PG_PORT', 55432),
       nats: port('DEV_NATS_PORT', 54222),

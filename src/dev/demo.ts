@@ -5,6 +5,7 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import { connect } from '@nats-io/transport-node';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createDatabasePool } from '../db/pool.js';
 import { projectRoot } from '../paths.js';
@@ -13,7 +14,15 @@ import type { StackInfo } from './stack.js';
 
 export async function runDemo(info: StackInfo): Promise<void> {
   const write = (line: string) => process.stdout.write(`${line}\n`);
-  const pool = await createDatabasePool(info.env.DATABASE_URL!, { maximumPoolSize: 2 });
+  // The caller may have given these as files (contract §3a); the demo signs its phones' JWTs.
+  const valueOf = (name: string) => info.env[name] ?? (info.env[`${name}_FILE`] === undefined ? undefined : readFileSync(info.env[`${name}_FILE`]!, 'utf8').trim());
+  const jwtSecret = valueOf('JWT_SECRET');
+  const databaseUrl = valueOf('DATABASE_URL');
+  if (jwtSecret === undefined || databaseUrl === undefined) {
+    write('\nNo demonstration: it signs its phones\' tokens with JWT_SECRET, and the JWT key in force is a public key.');
+    return;
+  }
+  const pool = await createDatabasePool(databaseUrl, { maximumPoolSize: 2 });
   const nc = await connect({ servers: info.env.NATS_URL!, name: 'zippchat-demo' });
   const connection = await Connection.connect({ address: info.env.TEMPORAL_ADDRESS! });
   try {
@@ -23,7 +32,7 @@ export async function runDemo(info: StackInfo): Promise<void> {
       temporal: new Client({ connection }),
       namespace: info.env.TEMPORAL_NAMESPACE ?? 'default',
       nc,
-      jwtSecret: info.env.JWT_SECRET!,
+      jwtSecret,
       fcmStandInUrl: info.urls.fcmStandIn,
       temporalUiUrl: info.urls.temporalUi || undefined,
       write,

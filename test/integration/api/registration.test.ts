@@ -50,9 +50,11 @@ const secretsSent: string[] = [];
 
 beforeAll(async () => {
   db = await freshDatabase();
-  plain = await startTestApi({ db, taskQueue, lookupHost });
-  withFcm = await startTestApi({ db, taskQueue, lookupHost, env: { FCM_PROJECT_ID: 'zippchat-test' } });
-  development = await startTestApi({ db, taskQueue, lookupHost, env: { PUSH_UP_ALLOW_HTTP: 'true', PUSH_UP_ALLOW_PRIVATE: 'true' } });
+  // One user makes every request of this file, through three apis that share the per-user limit.
+  const rateLimit = { perSecond: 10_000 };
+  plain = await startTestApi({ db, taskQueue, lookupHost, rateLimit });
+  withFcm = await startTestApi({ db, taskQueue, lookupHost, rateLimit, env: { FCM_PROJECT_ID: 'zippchat-test' } });
+  development = await startTestApi({ db, taskQueue, lookupHost, rateLimit, env: { PUSH_UP_ALLOW_HTTP: 'true', PUSH_UP_ALLOW_PRIVATE: 'true' } });
   user = await createUser(db.pool);
 });
 
