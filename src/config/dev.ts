@@ -28,6 +28,8 @@ export interface DevStackConfig {
    */
   readonly inherited: Readonly<Record<string, string | undefined>>;
   /** Explicit binary paths; otherwise `.tools/venv/bin`, then PATH. */
+  /** DEV_TEMPORAL: `dev-server` (the CLI's, with its Web UI; default) or `server` (the real server on PostgreSQL with mTLS). */
+  readonly temporal: 'dev-server' | 'server';
   readonly binaries: { readonly temporal?: string; readonly temporalTestServer?: string; readonly natsServer?: string; readonly pgBin?: string };
 }
 
@@ -45,6 +47,7 @@ export function loadDevStackConfig(projectRoot: string, env: Env = process.env):
   return {
     dir: path.resolve(projectRoot, env.DEV_DIR ?? '.dev'),
     inherited: { ...env },
+    temporal: temporalEngine(env.DEV_TEMPORAL),
     ports: {
       postgres: port('DEV_PG_PORT', 55432),
       nats: port('DEV_NATS_PORT', 54222),
@@ -63,4 +66,10 @@ export function loadDevStackConfig(projectRoot: string, env: Env = process.env):
       pgBin: env.PG_BIN || undefined,
     },
   };
+}
+
+function temporalEngine(value: string | undefined): 'dev-server' | 'server' {
+  if (value === undefined || value === '' || value === 'dev-server') return 'dev-server';
+  if (value === 'server') return 'server';
+  throw new ConfigError('DEV_TEMPORAL', `must be dev-server or server (got "${value}")`);
 }

@@ -5,32 +5,32 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import { connect } from '@nats-io/transport-node';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { loadConfig } from '../config/index.js';
 import { createDatabasePool } from '../db/pool.js';
+import { temporalConnectionOptions } from '../../temporal/connection.js';
 import { projectRoot } from '../paths.js';
 import { runDemoScenario, type DemoReport } from '../simulator/demo/scenario.js';
 import type { StackInfo } from './stack.js';
 
 export async function runDemo(info: StackInfo): Promise<void> {
   const write = (line: string) => process.stdout.write(`${line}\n`);
-  // The caller may have given these as files (contract §3a); the demo signs its phones' JWTs.
-  const valueOf = (name: string) => info.env[name] ?? (info.env[`${name}_FILE`] === undefined ? undefined : readFileSync(info.env[`${name}_FILE`]!, 'utf8').trim());
-  const jwtSecret = valueOf('JWT_SECRET');
-  const databaseUrl = valueOf('DATABASE_URL');
-  if (jwtSecret === undefined || databaseUrl === undefined) {
+  // The stack's environment as the processes read it (secrets may be files, Temporal may want TLS).
+  const api = loadConfig('api', info.env);
+  if (api.jwt.key.kind !== 'secret') {
     write('\nNo demonstration: it signs its phones\' tokens with JWT_SECRET, and the JWT key in force is a public key.');
     return;
   }
-  const pool = await createDatabasePool(databaseUrl, { maximumPoolSize: 2 });
+  const jwtSecret = new TextDecoder().decode(api.jwt.key.key);
+  const pool = await createDatabasePool(api.databaseUrl, { maximumPoolSize: 2 });
   const nc = await connect({ servers: info.env.NATS_URL!, name: 'zippchat-demo' });
-  const connection = await Connection.connect({ address: info.env.TEMPORAL_ADDRESS! });
+  const connection = await Connection.connect(temporalConnectionOptions(api.temporal));
   try {
     const demo = await runDemoScenario({
       apiUrl: info.urls.api,
       pool,
       temporal: new Client({ connection }),
-      namespace: info.env.TEMPORAL_NAMESPACE ?? 'default',
+      namespace: api.temporal.namespace,
       nc,
       jwtSecret,
       fcmStandInUrl: info.urls.fcmStandIn,

@@ -13,19 +13,12 @@
  *     `JWT_PUBLIC_KEY` replaces the stack's `JWT_SECRET` (both set is an error).
  */
 
+import { secretVariables } from '../config/env.js';
+
 export type Env = Readonly<Record<string, string | undefined>>;
 
-/** Secrets that may come as `X_FILE` (contract §3a). */
-export const fileVariables = [
-  'JWT_SECRET',
-  'JWT_PUBLIC_KEY',
-  'FCM_CREDENTIALS_JSON',
-  'PUSH_VAPID_PRIVATE_KEY',
-  'TEMPORAL_API_KEY',
-  'NATS_PASSWORD',
-  'NATS_TOKEN',
-  'DATABASE_URL',
-] as const;
+/** Secrets that may come as `X_FILE` (contract §3a): the configuration's own list. */
+export const fileVariables = secretVariables;
 
 /** Every variable the services read (contract §3, §3a, and the README's operational ones). */
 export const serviceVariables: readonly string[] = [

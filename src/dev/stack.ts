@@ -50,6 +50,7 @@ export async function up(config: DevStackConfig): Promise<StackInfo> {
     dir: config.dir,
     binaries,
     ports: { postgres: config.ports.postgres, nats: config.ports.nats, temporal: config.ports.temporal, temporalUi: config.ports.temporalUi },
+    temporal: config.temporal,
   });
   await ensureDatabase(services.postgres.url('postgres'), databaseName);
   const fcm = fcmStandInSettings(config);
@@ -59,6 +60,8 @@ export async function up(config: DevStackConfig): Promise<StackInfo> {
       DATABASE_URL: services.postgres.url(databaseName),
       NATS_URL: services.natsUrl,
       TEMPORAL_ADDRESS: services.temporalAddress,
+      // The real server (DEV_TEMPORAL=server) wants our client certificate: its TEMPORAL_TLS_* files.
+      ...services.temporalEnv,
       TEMPORAL_NAMESPACE: 'default',
       TEMPORAL_TASK_QUEUE: 'push-wakes',
       TEMPORAL_UI_URL: services.temporalUiUrl ?? '',
@@ -189,7 +192,9 @@ function printSummary(config: DevStackConfig, info: StackInfo): void {
       '',
       'zippchat-push is running',
       `  API              ${info.urls.api}   (health: /healthz, readiness: /readyz, metrics: /metrics)`,
-      `  Temporal Web UI  ${info.urls.temporalUi}/namespaces/default/workflows`,
+      info.urls.temporalUi === ''
+        ? '  Temporal         the real server (DEV_TEMPORAL=server, mTLS): no Web UI here; `temporal` CLI with the TEMPORAL_TLS_* files of the environment'
+        : `  Temporal Web UI  ${info.urls.temporalUi}/namespaces/default/workflows`,
       `  metrics          worker ${info.urls.workerMetrics}/metrics, Temporal SDK ${info.urls.workerSdkMetrics}/metrics, bridge ${info.urls.bridgeMetrics}/metrics`,
       info.urls.fcmStandIn === undefined
         ? `  FCM              your settings (FCM_PROJECT_ID${info.environment.env.FCM_ENDPOINT === undefined ? '' : ', FCM_ENDPOINT'}); the local FCM stand-in is not started`
