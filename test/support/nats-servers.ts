@@ -4,10 +4,10 @@
  * what a `.creds` file is for), and three-node JetStream clusters. Each server is a daemon of
  * the test's stack directory (stopped with it); readiness is read from its monitoring port.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createAccount, createOperator, createUser, encodeAccount, encodeOperator, encodeUser, fmtCreds } from '@nats-io/jwt';
-import { startDaemon, waitFor } from '../../src/dev/daemons.js';
+import { daemonPid, logFile, sleep, startDaemon } from '../../src/dev/daemons.js';
 import { freePort } from './ports.js';
 
 export type NatsServerAuth =
@@ -55,7 +55,13 @@ export async function startNatsServer(natsServerBin: string, dir: string, spec: 
     },
     async ready() {
       // A clustered JetStream answers healthz only once it has a meta leader: wait for that.
-      await waitFor(`${daemon} healthy`, async () => (await fetch(`http://127.0.0.1:${monitor}/healthz`).catch(() => undefined))?.status === 200, 60_000);
+      const deadline = Date.now() + 60_000;
+      while ((await fetch(`http://127.0.0.1:${monitor}/healthz`).catch(() => undefined))?.status !== 200) {
+        // A server that exited (a port taken meanwhile, a config it refuses) says why in its log.
+        if (daemonPid(dir, daemon) === undefined) throw new Error(`${daemon} exited: ${lastLines(logFile(dir, daemon))}`);
+        if (Date.now() > deadline) throw new Error(`timed out after 60 s waiting for ${daemon} healthy: ${lastLines(logFile(dir, daemon))}`);
+        await sleep(200);
+      }
     },
     async start() {
       server.launch();
@@ -64,6 +70,10 @@ export async function startNatsServer(natsServerBin: string, dir: string, spec: 
   };
   if (options.wait !== false) await server.start();
   return server;
+}
+
+function lastLines(file: string): string {
+  return readFileSync(file, 'utf8').trim().split('\n').slice(-5).join(' | ');
 }
 
 function natsConfig(spec: NatsServerSpec, at: { port: number; monitor: number; store: string }): string {
