@@ -1,23 +1,38 @@
 # zippchat-push — the two commands: `make dev` and `make test`. See README.md.
+# The commands themselves are npm scripts (package.json); this file adds what npm cannot do
+# for itself: install the pinned tools (Node included) first, and run the dev stack.
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
+# The pinned tools, Node among them when the machine's is too old (tools/install.sh), win.
+export PATH := $(CURDIR)/.tools/bin:$(PATH)
 STACK := node dist/src/dev/stack.js
 
-.PHONY: help install build dev up down test lint typecheck bench clean
+.PHONY: help install go-tools kubernetes-schemas build image-dir dev up down test lint typecheck bench clean
 
 help:
 	@echo "make dev    start everything, run the live demo, serve until Ctrl-C"
 	@echo "make test   install what is missing, start private services, run every test tier"
 	@echo "make up     start everything in the background (returns when ready); make down stops it"
 	@echo "make bench  run the benchmarks"
+	@echo "make image-dir  build what the container image holds into dist-image/ (deploy/build.sh, as the Dockerfile does)"
 
 install:
 	@tools/install.sh
 
+go-tools:
+	@tools/go-tools.sh
+
+# The Kubernetes schemas the Helm chart's tests validate against (deploy/kubernetes-schemas.txt).
+kubernetes-schemas:
+	@deploy/kubernetes-schemas.sh
+
 build: install
-	@npx tsc -p tsconfig.build.json
-	@node dist/src/bin/bundle-workflows.js
+	@npm run -s build
+
+image-dir: install
+	@rm -rf dist-image
+	@deploy/build.sh dist-image
 
 dev: build
 	@$(STACK) dev
@@ -29,18 +44,20 @@ down:
 	@if [ -f dist/src/dev/stack.js ]; then $(STACK) down; else echo "down: nothing built, nothing running"; fi
 
 lint: install
-	@npx eslint --max-warnings 0 .
+	@npm run -s lint
 
 typecheck: install
-	@npx tsc -p tsconfig.json
+	@npm run -s typecheck
 
-test: build lint typecheck
-	@npx vitest run
+test: install go-tools kubernetes-schemas
+	@npm run -s lint
+	@npm run -s typecheck
+	@npm test -s
 
-bench: build
-	@node dist/bench/run.js
+bench: install
+	@npm run -s bench
 
 clean: down
 	@# As root the dev cluster's files sit under the system temp dir, linked from .dev/postgres.
 	@if [ -L .dev/postgres ]; then rm -rf "$$(readlink -f .dev/postgres)"; fi
-	rm -rf dist .dev
+	rm -rf dist dist-image .dev

@@ -1,5 +1,7 @@
 // Lint: typescript-eslint's recommended rules, plus the two rules that keep the architecture
-// honest — workflow code stays deterministic, and only the config module reads the environment.
+// honest — workflow code stays deterministic, and only the config module reads the environment
+// — and, with type information (projectService: tsconfig.json), no promise left floating or
+// passed where nothing awaits it: in workflow code a floating promise is a real bug.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -9,7 +11,7 @@ const readsEnvironment = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.dev/**', '.tools/**', 'coverage/**'] },
+  { ignores: ['dist/**', 'dist-image/**', 'node_modules/**', '.dev/**', '.tools/**', 'coverage/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -23,6 +25,14 @@ export default tseslint.config(
   {
     files: ['src/config/**', 'test/**', 'bench/**', 'vitest.config.ts'],
     rules: { 'no-restricted-syntax': 'off' },
+  },
+  {
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+    },
   },
   {
     // Workflow code is replayed: it may import only the Temporal workflow API, the shared

@@ -1,10 +1,10 @@
 /** Metrics of what the worker does to devices. */
-import { Counter } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import { registry } from '../src/metrics.js';
 
 export const wakes = new Counter({
   name: 'push_wakes_total',
-  help: 'Wakes attempted, by transport, priority and outcome (delivered, dead, transient, config-error).',
+  help: 'Wakes attempted, by transport, priority and outcome (delivered, dead, transient, rate-limited, outage-deferred, config-error).',
   labelNames: ['transport', 'priority', 'outcome'] as const,
   registers: [registry],
 });
@@ -31,5 +31,38 @@ export const processedEventsPruned = new Counter({
 export const healed = new Counter({
   name: 'push_registrations_healed_total',
   help: 'Stranded registrations (pending rows, no wake for longer than the re-wake interval) signalled by maintenance.',
+  registers: [registry],
+});
+
+export const fcmWakesHeldBack = new Counter({
+  name: 'push_fcm_wakes_held_back_total',
+  help: 'Claims of an FCM wake refused by the per-device budget (PUSH_FCM_WAKE_BURST), by the priority the wake would have had: the wake waits for the budget, its rows stay pending.',
+  labelNames: ['priority'] as const,
+  registers: [registry],
+});
+
+export const rateLimitBackoffs = new Counter({
+  name: 'push_rate_limit_backoffs_total',
+  help: 'Wakes answered with a rate limit (UnifiedPush 429, FCM QUOTA_EXCEEDED) and backed off, by transport. Never counted as failures.',
+  labelNames: ['transport'] as const,
+  registers: [registry],
+});
+
+export const orphanWorkflowsEnded = new Counter({
+  name: 'push_orphan_workflows_ended_total',
+  help: 'Running registration workflows without a registration (a lost stop signal, a user deleted in the host database) told to end by maintenance.',
+  registers: [registry],
+});
+
+export const missingWorkflowsStarted = new Counter({
+  name: 'push_missing_workflows_started_total',
+  help: 'Registrations without a running workflow (a lost start, a wiped Temporal namespace) given one by maintenance.',
+  registers: [registry],
+});
+
+export const passCompleted = new Gauge({
+  name: 'push_maintenance_pass_completed_timestamp_seconds',
+  help: 'When each maintenance scan last completed a full pass over its table (or over the running workflows), by scan.',
+  labelNames: ['scan'] as const,
   registers: [registry],
 });

@@ -2,26 +2,40 @@
  * The registration workflow's two activities. They take ids and load everything secret
  * themselves, so a workflow history never holds a token, an endpoint or a key.
  *
- * claimWake — one conditional UPDATE … RETURNING decides whether this device gets a wake now.
- * sendWake  — loads the registration, sends through its transport, records the outcome.
+ * claimWake — one conditional UPDATE decides whether this device gets a wake now: coalescing
+ *             (design §4), the back-off in force, and the FCM wake budget (issue 19).
+ * sendWake  — loads the registration, sends through its transport (behind the outage
+ *             detector), and records the outcome: a wake that did not go through releases the
+ *             claim with a back-off instead of holding an activity in Temporal's retry.
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import type { Config } from '../src/config/index.js';
+import type { Coalescing, FcmBudgetConfig } from '../src/config/index.js';
 import type { DatabasePool } from '../src/db/pool.js';
 import type { Logger } from '../src/log.js';
-import type { Priority, RegistrationForSend, Transport, TransportName } from '../src/transports/types.js';
-import { prunes, wakes } from './metrics.js';
+import type { Priority, RegistrationForSend, TransportName, WakeOutcome, WakeSender } from '../src/transports/types.js';
+import { budgetReadyAt } from '../workflows/fcm-budget.js';
+import { fcmWakesHeldBack, prunes, rateLimitBackoffs, wakes } from './metrics.js';
 
-/** Consecutive transient failures after which a registration is pruned (design §2). */
+/** Consecutive counted failures after which a registration is pruned (design §2). */
 export const maxConsecutiveFailures = 10;
+
+/**
+ * Back-off bases: the n-th back-off in a row waits base × 2ⁿ, capped at the re-wake interval
+ * (a Retry-After asks for at least its own delay, and a rate limit's is honoured exactly).
+ */
+export const backoffBaseMs = { failed: 10_000, 'rate-limited': 60_000, outage: 30_000 } as const;
+
+/** A `config-error` keeps its activity failing, retried this often, until a worker can send. */
+export const misconfiguredRetryMs = 5 * 60_000;
 
 export interface RegistrationActivityDeps {
   readonly pool: DatabasePool;
   readonly log: Logger;
-  readonly coalescing: Config['coalescing'];
-  readonly transports: { forRegistration(registration: RegistrationForSend): Transport };
+  readonly coalescing: Coalescing;
+  readonly fcmBudget: FcmBudgetConfig;
+  readonly transports: WakeSender;
 }
 
 export interface ClaimInput {
@@ -29,6 +43,20 @@ export interface ClaimInput {
   readonly deviceId: string;
   /** Workflow time (ms). Every coalescing decision uses the workflow's clock, never the database's. */
   readonly now: number;
+  /**
+   * When the last claim's wake really went out, if long after the claim (a send retried while
+   * our configuration was broken): the interval and the re-wake count from it, not from the
+   * claim's `last_woken_at`.
+   */
+  readonly wokenAt?: number;
+}
+
+/** What else than coalescing decides when this device may be woken, as the claim saw it. */
+export interface DeliveryControl {
+  /** FCM with a budget: its settings and the bucket's theoretical arrival time (null: full). */
+  readonly budget?: FcmBudgetConfig & { readonly tat: number | null };
+  /** A back-off in force at the claim's time: no wake before `until`. */
+  readonly backoff?: { readonly until: number; readonly reason: string | null };
 }
 
 export type ClaimResult =
@@ -38,7 +66,8 @@ export type ClaimResult =
       readonly registrationId: string;
       readonly priority: Priority;
       readonly transport: TransportName;
-      readonly intervals: Config['coalescing'];
+      readonly intervals: Coalescing;
+      readonly control?: DeliveryControl;
     }
   | {
       readonly status: 'not-claimed';
@@ -46,8 +75,13 @@ export type ClaimResult =
       /** What a wake sent now would carry: for a claim the workflow has to send again (see the workflow). */
       readonly priority: Priority;
       readonly transport: TransportName;
-      readonly intervals: Config['coalescing'];
+      readonly intervals: Coalescing;
       readonly observed: { readonly outstanding: boolean; readonly hasPending: boolean; readonly lastWokenAt: number | null };
+      /** With rows pending: the earliest time this claim could succeed (interval, re-wake, back-off, budget). */
+      readonly readyAt?: number | null;
+      /** Why a wake that was otherwise due was not claimed. */
+      readonly heldBack?: 'budget' | 'backoff';
+      readonly control?: DeliveryControl;
     };
 
 export interface SendInput {
@@ -56,19 +90,33 @@ export interface SendInput {
   readonly userId: string;
   readonly deviceId: string;
   readonly priority: Priority;
+  /** Workflow time (ms) of the send: back-offs are set on the workflow's clock, as claims read them. */
+  readonly now?: number;
 }
 
 export type SendResult =
   | { readonly outcome: 'delivered' | 'gone' }
-  | { readonly outcome: 'dead' | 'config-error'; readonly reason: string };
+  | { readonly outcome: 'dead'; readonly reason: string }
+  /** Not delivered; the claim is released and refuses until `until` (workflow time, ms). */
+  | { readonly outcome: 'deferred'; readonly reason: string; readonly until: number }
+  /** Histories written before issue 12 (a config error is now a failing activity). */
+  | { readonly outcome: 'config-error'; readonly reason: string };
 
 const claimRow = z.object({
   id: z.string(),
   transport: z.enum(['fcm', 'unifiedpush']),
   wake_outstanding: z.boolean(),
   last_woken_at: z.date().nullable(),
+  backoff_until: z.date().nullable(),
+  backoff_reason: z.string().nullable(),
+  fcm_budget_tat: z.date().nullable(),
   has_pending: z.boolean(),
   dm_pending: z.boolean(),
+  interval_over: z.boolean(),
+  rewake_free: z.boolean(),
+  backoff_over: z.boolean(),
+  budgeted: z.boolean(),
+  budget_ok: z.boolean(),
   claimed: z.boolean(),
 });
 
@@ -79,62 +127,113 @@ const sendRow = z.object({
   up_p256dh: z.instanceof(Buffer).nullable(),
   up_auth: z.instanceof(Buffer).nullable(),
   failures: z.number(),
+  backoff_count: z.number(),
 });
 
 export function createRegistrationActivities(deps: RegistrationActivityDeps) {
-  const { pool, log, coalescing } = deps;
+  const { pool, log, coalescing, fcmBudget } = deps;
+  const budgetOn = fcmBudget.burst > 0;
+  const configErrorLogged = new Map<string, number>();
 
+  /**
+   * Two statements in one short transaction. The first locks the registration row, waiting
+   * for a drain in flight to commit; the second — a new snapshot under READ COMMITTED — reads
+   * the pending rows as that drain left them and makes the conditional UPDATE. (In one
+   * statement, a claim that waited for the drain's row lock re-checked only the registration
+   * row and could claim with nothing pending: issue 13.6.)
+   *
+   * The UPDATE claims when rows are pending and either this is a retry of this very claim
+   * (same workflow time: it matches its own write, so a lost activity result never turns into
+   * a second wake), or every rule allows a wake now: the minimum interval, no undrained wake
+   * (or the re-wake is due), no back-off in force, and — FCM with a budget — the budget, which
+   * it spends in the same UPDATE.
+   */
   async function claimWake(input: ClaimInput): Promise<ClaimResult> {
     const now = new Date(input.now).toISOString();
-    // One statement: the snapshot of the row (for the answer) and the conditional claim.
-    // The claim takes the row lock, so of two concurrent claims at most one matches; a
-    // retry of this same claim (same workflow time) matches its own earlier write and gets
-    // the same answer, so a lost activity result never turns into a second wake.
-    const row = await pool.maybeOne(sql.type(claimRow)`
-      WITH current AS (
-        SELECT r.id, r.transport, r.wake_outstanding, r.last_woken_at,
-               EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = r.id) AS has_pending,
-               EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = r.id AND p.is_dm) AS dm_pending
-        FROM push_registrations r
-        WHERE r.user_id = ${input.userId} AND r.device_id = ${input.deviceId}
-      ), claimed AS (
-        UPDATE push_registrations r
-        SET wake_outstanding = true, last_woken_at = ${now}::timestamptz
-        WHERE r.user_id = ${input.userId} AND r.device_id = ${input.deviceId}
-          AND EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = r.id)
-          AND (
-            (r.wake_outstanding AND r.last_woken_at = ${now}::timestamptz)
-            OR (
-              (r.last_woken_at IS NULL
-                OR r.last_woken_at <= ${now}::timestamptz - ${coalescing.minIntervalMs} * interval '1 millisecond')
-              AND (NOT r.wake_outstanding OR r.last_woken_at IS NULL
-                OR r.last_woken_at <= ${now}::timestamptz - ${coalescing.rewakeAfterMs} * interval '1 millisecond')
-            )
-          )
-        RETURNING r.id
-      )
-      SELECT current.id, current.transport, current.wake_outstanding, current.last_woken_at, current.has_pending, current.dm_pending,
-             claimed.id IS NOT NULL AS claimed
-      FROM current LEFT JOIN claimed ON claimed.id = current.id
-    `);
+    const wokenAt = input.wokenAt === undefined ? null : new Date(input.wokenAt).toISOString();
+    const row = await pool.transaction(async (tx) => {
+      const id = await tx.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+        SELECT id FROM push_registrations WHERE user_id = ${input.userId} AND device_id = ${input.deviceId}
+        FOR NO KEY UPDATE`);
+      if (id === null) return null;
+      return tx.one(sql.type(claimRow)`
+        WITH current AS (
+          SELECT r.id, r.transport, r.wake_outstanding, r.last_woken_at, r.backoff_until, r.backoff_reason, r.fcm_budget_tat,
+                 EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = r.id) AS has_pending,
+                 EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = r.id AND p.is_dm) AS dm_pending,
+                 (r.transport = 'fcm' AND ${fcmBudget.burst} > 0) AS budgeted
+          FROM push_registrations r WHERE r.id = ${id}
+        ), woken AS (
+          SELECT c.*, greatest(c.last_woken_at, ${wokenAt}::timestamptz) AS woken_at FROM current c
+        ), decided AS (
+          SELECT c.*,
+                 (c.wake_outstanding AND c.last_woken_at = ${now}::timestamptz) AS retry,
+                 (c.woken_at IS NULL OR c.woken_at <= ${now}::timestamptz - ${coalescing.minIntervalMs} * interval '1 millisecond') AS interval_over,
+                 (NOT c.wake_outstanding OR c.woken_at IS NULL
+                   OR c.woken_at <= ${now}::timestamptz - ${coalescing.rewakeAfterMs} * interval '1 millisecond') AS rewake_free,
+                 (c.backoff_until IS NULL OR c.backoff_until <= ${now}::timestamptz) AS backoff_over,
+                 greatest(coalesce(c.fcm_budget_tat, ${now}::timestamptz), ${now}::timestamptz) + ${fcmBudget.refillMs} * interval '1 millisecond' AS spent_tat
+          FROM woken c
+        ), judged AS (
+          SELECT d.*,
+                 (NOT d.budgeted OR d.spent_tat - ${now}::timestamptz
+                   <= (${fcmBudget.burst} - CASE WHEN d.dm_pending THEN 0 ELSE ${fcmBudget.dmReserve} END) * ${fcmBudget.refillMs} * interval '1 millisecond') AS budget_ok
+          FROM decided d
+        ), claimed AS (
+          UPDATE push_registrations r
+          SET wake_outstanding = true,
+              last_woken_at = ${now}::timestamptz,
+              fcm_budget_tat = CASE WHEN j.budgeted AND NOT j.retry THEN j.spent_tat ELSE r.fcm_budget_tat END
+          FROM judged j
+          WHERE r.id = j.id AND j.has_pending
+            AND (j.retry OR (j.interval_over AND j.rewake_free AND j.backoff_over AND j.budget_ok))
+          RETURNING r.id, r.fcm_budget_tat
+        )
+        SELECT j.id, j.transport, j.wake_outstanding, j.last_woken_at, j.backoff_until, j.backoff_reason,
+               coalesce(claimed.fcm_budget_tat, j.fcm_budget_tat) AS fcm_budget_tat,
+               j.has_pending, j.dm_pending, j.interval_over, j.rewake_free, j.backoff_over, j.budgeted, j.budget_ok,
+               claimed.id IS NOT NULL AS claimed
+        FROM judged j LEFT JOIN claimed ON claimed.id = j.id`);
+    });
     if (row === null) return { status: 'gone' };
-    // Both parts of the statement read one snapshot: the DM rows the claim saw are these.
-    const priority = row.dm_pending ? 'high' : 'normal';
-    if (row.claimed) return { status: 'claimed', registrationId: row.id, priority, transport: row.transport, intervals: coalescing };
+    const priority: Priority = row.dm_pending ? 'high' : 'normal';
+    const control = deliveryControl(row, input.now);
+    const common = { registrationId: row.id, priority, transport: row.transport, intervals: coalescing, ...(control === undefined ? {} : { control }) };
+    if (row.claimed) return { status: 'claimed', ...common };
+    const heldBack = row.has_pending && row.interval_over && row.rewake_free ? (!row.backoff_over ? 'backoff' : !row.budget_ok ? 'budget' : undefined) : undefined;
+    if (heldBack === 'budget') fcmWakesHeldBack.inc({ priority });
     return {
       status: 'not-claimed',
-      registrationId: row.id,
-      priority,
-      transport: row.transport,
-      intervals: coalescing,
+      ...common,
       observed: { outstanding: row.wake_outstanding, hasPending: row.has_pending, lastWokenAt: row.last_woken_at?.getTime() ?? null },
+      readyAt: readyAt(row, input.now, priority, input.wokenAt),
+      ...(heldBack === undefined ? {} : { heldBack }),
     };
   }
 
+  function deliveryControl(row: z.infer<typeof claimRow>, now: number): DeliveryControl | undefined {
+    const budget = row.budgeted ? { budget: { ...fcmBudget, tat: row.fcm_budget_tat?.getTime() ?? null } } : {};
+    const until = row.backoff_until?.getTime();
+    const backoff = until !== undefined && until > now ? { backoff: { until, reason: row.backoff_reason } } : {};
+    return row.budgeted || until !== undefined ? { ...budget, ...backoff } : undefined;
+  }
+
+  /** The earliest time every rule that refused this claim allows it (null: nothing pending). */
+  function readyAt(row: z.infer<typeof claimRow>, now: number, priority: Priority, wokenAt: number | undefined): number | null {
+    if (!row.has_pending) return null;
+    const last = Math.max(row.last_woken_at?.getTime() ?? now, wokenAt ?? -Infinity);
+    const times = [now];
+    if (!row.interval_over) times.push(last + coalescing.minIntervalMs);
+    if (!row.rewake_free) times.push(last + coalescing.rewakeAfterMs);
+    if (!row.backoff_over && row.backoff_until !== null) times.push(row.backoff_until.getTime());
+    if (!row.budget_ok) times.push(budgetReadyAt(fcmBudget, row.fcm_budget_tat?.getTime() ?? null, now, priority));
+    return Math.max(...times);
+  }
+
   /**
-   * An unexpected error (a database failure, say) is retried by Temporal like a transient one,
-   * but its message and cause never reach the history: a query error carries its bound values,
-   * and here those include the push token.
+   * An unexpected error (a database failure, say) is retried by Temporal, but its message and
+   * cause never reach the history: a query error carries its bound values, and here those
+   * include the push token.
    */
   async function sendWake(input: SendInput): Promise<SendResult> {
     try {
@@ -147,18 +246,19 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
   }
 
   async function sendWakeUnguarded(input: SendInput): Promise<SendResult> {
+    const now = input.now ?? Date.now();
     const row = await pool.maybeOne(sql.type(sendRow)`
-      SELECT id, transport, token, up_p256dh, up_auth, failures FROM push_registrations WHERE id = ${input.registrationId}`);
+      SELECT id, transport, token, up_p256dh, up_auth, failures, backoff_count FROM push_registrations WHERE id = ${input.registrationId}`);
     if (row === null) return { outcome: 'gone' };
     const registration: RegistrationForSend = { id: row.id, transport: row.transport, token: row.token, p256dh: row.up_p256dh, auth: row.up_auth };
-    const outcome = await deps.transports.forRegistration(registration).send(registration, input.priority);
-    wakes.inc({ transport: registration.transport, priority: input.priority, outcome: outcome.kind });
+    const outcome = await deps.transports.send(registration, input.priority, now);
+    wakes.inc({ transport: registration.transport, priority: input.priority, outcome: outcomeLabel(outcome) });
     const ids = { registrationId: row.id, userId: input.userId, deviceId: input.deviceId, transport: row.transport };
     switch (outcome.kind) {
       case 'delivered':
         // The wake is out: nothing after this point may fail the activity, or Temporal would
         // retry it and send the wake a second time (a PostgreSQL restart here did exactly that).
-        if (row.failures > 0) await resetFailures(registration, ids);
+        if (row.failures > 0 || row.backoff_count > 0) await resetFailures(registration, ids);
         return { outcome: 'delivered' };
       case 'dead':
         await deleteIfUnchanged(registration);
@@ -166,43 +266,72 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
         log.info({ ...ids, reason: outcome.reason }, 'registration pruned: the transport says the token is dead');
         return { outcome: 'dead', reason: outcome.reason };
       case 'config-error':
-        log.warn({ ...ids, reason: outcome.reason }, 'wake not sent: configuration problem on our side');
-        return { outcome: 'config-error', reason: outcome.reason };
-      case 'transient':
-        return recordTransientFailure(registration, ids, outcome.reason, outcome.retryAfterMs);
+        return misconfigured(ids, outcome.reason);
+      case 'retry':
+        return deferWake(registration, ids, outcome, row.backoff_count, now);
     }
   }
 
-  /** Counts the failure; the tenth in a row prunes, the others ask Temporal to retry. */
-  async function recordTransientFailure(
+  /**
+   * A wake that did not go through: in one UPDATE guarded by the unchanged token, release the
+   * claim (no wake outstanding), set the back-off every path respects (the claim refuses before
+   * `backoff_until`), count the failure when it is the endpoint's own, and give back the FCM
+   * budget the claim spent (FCM did not take the wake). The tenth counted failure prunes.
+   */
+  async function deferWake(
     registration: RegistrationForSend,
     ids: Record<string, string>,
-    reason: string,
-    retryAfterMs: number | undefined,
+    outcome: Extract<WakeOutcome, { kind: 'retry' }>,
+    backoffCount: number,
+    now: number,
   ): Promise<SendResult> {
+    const until = now + backoffDelayMs(outcome, backoffCount, coalescing.rewakeAfterMs);
     const failures = await pool.maybeOneFirst(sql.type(z.object({ failures: z.number() }))`
-      UPDATE push_registrations SET failures = failures + 1
+      UPDATE push_registrations SET
+        wake_outstanding = false,
+        backoff_until = ${new Date(until).toISOString()}::timestamptz,
+        backoff_count = backoff_count + 1,
+        backoff_reason = ${outcome.reason},
+        backoff_origin = ${outcome.outage ?? null},
+        failures = failures + ${outcome.counts ? 1 : 0},
+        fcm_budget_tat = CASE WHEN transport = 'fcm' AND ${budgetOn} THEN fcm_budget_tat - ${fcmBudget.refillMs} * interval '1 millisecond'
+                              ELSE fcm_budget_tat END
       WHERE id = ${registration.id} AND token = ${registration.token}
       RETURNING failures`);
     if (failures === null) return { outcome: 'gone' };
+    if (outcome.cause === 'rate-limited') rateLimitBackoffs.inc({ transport: registration.transport });
     if (failures >= maxConsecutiveFailures) {
       await deleteIfUnchanged(registration);
       prunes.inc({ reason: 'transient_failures' });
-      log.info({ ...ids, failures, reason }, 'registration pruned: too many consecutive transient failures');
-      return { outcome: 'dead', reason: `${failures} consecutive transient failures (last: ${reason})` };
+      log.info({ ...ids, failures, reason: outcome.reason }, 'registration pruned: too many consecutive failures of its endpoint');
+      return { outcome: 'dead', reason: `${failures} consecutive failures of the endpoint (last: ${outcome.reason})` };
     }
-    log.info({ ...ids, failures, reason, retryAfterMs }, 'wake failed transiently; Temporal retries it');
-    throw ApplicationFailure.create({
-      type: 'TransientSendFailure',
-      message: `transient send failure ${failures}/${maxConsecutiveFailures}: ${reason}`,
-      nextRetryDelay: retryAfterMs,
-    });
+    const level = outcome.cause === 'outage' ? 'debug' : 'info';
+    log[level]({ ...ids, cause: outcome.cause, counted: outcome.counts, failures, reason: outcome.reason, until: new Date(until).toISOString() }, 'wake not delivered; backing off');
+    return { outcome: 'deferred', reason: outcome.reason, until };
   }
 
-  /** After a delivery: the failure count starts again. Best effort; a miss is reset by the next delivery. */
+  /**
+   * Our configuration is wrong (FCM disabled or refused, the prune breaker open): never the
+   * device's fault, and never silently consumed. The activity fails, visibly, and Temporal
+   * retries it every few minutes; the claim stays, so the wake goes out once a worker can
+   * send it. One log line per reason and minute at most (the metric counts every one).
+   */
+  function misconfigured(ids: Record<string, string>, reason: string): never {
+    const last = configErrorLogged.get(reason) ?? -Infinity;
+    if (Date.now() - last >= 60_000) {
+      configErrorLogged.set(reason, Date.now());
+      log.error({ ...ids, alert: 'transport-misconfigured', reason }, 'wake not sent: configuration problem on our side (retried every few minutes until fixed)');
+    }
+    throw ApplicationFailure.create({ type: 'TransportMisconfigured', message: `wake not sent, configuration problem on our side: ${reason}`, nextRetryDelay: misconfiguredRetryMs });
+  }
+
+  /** After a delivery: failures and back-off start again. Best effort; a miss is reset by the next delivery. */
   async function resetFailures(registration: RegistrationForSend, ids: Record<string, string>): Promise<void> {
     try {
-      await pool.query(sql.unsafe`UPDATE push_registrations SET failures = 0 WHERE id = ${registration.id} AND token = ${registration.token} AND failures <> 0`);
+      await pool.query(sql.unsafe`
+        UPDATE push_registrations SET failures = 0, backoff_count = 0, backoff_until = NULL, backoff_reason = NULL, backoff_origin = NULL
+        WHERE id = ${registration.id} AND token = ${registration.token} AND (failures <> 0 OR backoff_count <> 0)`);
     } catch (error) {
       log.warn({ ...ids, error: error instanceof Error ? error.name : 'unknown' }, 'wake delivered; could not reset the failure count (the next delivery will)');
     }
@@ -214,4 +343,16 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
   }
 
   return { claimWake, sendWake };
+}
+
+/** The wait before the next attempt (see `backoffBaseMs`). */
+export function backoffDelayMs(outcome: Extract<WakeOutcome, { kind: 'retry' }>, backoffCount: number, capMs: number): number {
+  const growing = Math.min(capMs, backoffBaseMs[outcome.cause] * 2 ** Math.min(backoffCount, 20));
+  if (outcome.cause === 'rate-limited' && outcome.retryAfterMs !== undefined) return outcome.retryAfterMs;
+  return Math.max(outcome.retryAfterMs ?? 0, growing);
+}
+
+function outcomeLabel(outcome: WakeOutcome): string {
+  if (outcome.kind !== 'retry') return outcome.kind;
+  return outcome.cause === 'failed' ? 'transient' : outcome.cause === 'rate-limited' ? 'rate-limited' : 'outage-deferred';
 }

@@ -11,8 +11,10 @@
  *   drain-api     7. the api's drain vs a bare Koa handler with the same SQL
  *   live-traffic  4–5. a busy channel, wake cycles and idle devices in real time, counted from histories
  *   worker-memory 8. worker RSS per 1,000 cached workflows
+ *   fcm-budget    9. a busy channel through FCM, the per-device wake budget off and on (time-skipping server)
+ *   sweep         maintenance: the no-session sweep's full pass at 1,000,000 registrations vs one bare DELETE
  *   scale         issue 17: registration churn; PostgreSQL at a million registrations (bridge,
- *                 drain, maintenance, sizes) — loads a million rows, so it runs last
+ *                 drain, maintenance, sizes) — its million rows stay, so it runs last of all
  *
  * BENCH_SCALE=small for a quick run; BENCH_ONLY=<names> for a subset. Numbers depend on the
  * machine; they are recorded, never asserted. Everything started is stopped, also on failure.
@@ -24,7 +26,9 @@ import { measureBridgeSql } from './measure/bridge-sql.js';
 import { measureClaim } from './measure/claim.js';
 import { measureDrainApi } from './measure/drain-api.js';
 import { measureFanOut } from './measure/fan-out.js';
+import { measureFcmBudget } from './measure/fcm-budget.js';
 import { measureLiveTraffic } from './measure/live-traffic.js';
+import { measureMaintenanceSweep } from './measure/maintenance-sweep.js';
 import { measureScaleChurn } from './measure/scale-churn.js';
 import { measureScalePostgres } from './measure/scale-postgres.js';
 import { measureWakePath } from './measure/wake-path.js';
@@ -47,7 +51,11 @@ const measurements: readonly (readonly [MeasurementName, Measure])[] = [
   ['drain-api', measureDrainApi],
   ['live-traffic', measureLiveTraffic],
   ['worker-memory', measureWorkerMemory],
+  ['fcm-budget', (stack, report, settings) => measureFcmBudget(stack, report, settings)],
   ['fan-out', measureFanOut],
+  // Last: it loads a million registrations (and removes them again).
+  ['sweep', (stack, report, settings) => measureMaintenanceSweep(stack, report, settings)],
+  // Last of all: its million rows stay until the stack is discarded.
   ['scale', measureScale],
 ];
 
@@ -96,7 +104,7 @@ async function measureScale(stack: BenchStack, report: Report, settings: BenchSe
   if (failures.length > 0) throw new Error(failures.join('; '));
 }
 
-const docsOrder: readonly string[] = ['fan-out', 'live-traffic', 'bridge-sql', 'drain-api', 'worker-memory', 'claim', 'wake-path', 'scale', 'scale-churn'];
+const docsOrder: readonly string[] = ['fan-out', 'live-traffic', 'bridge-sql', 'drain-api', 'worker-memory', 'fcm-budget', 'claim', 'wake-path', 'sweep', 'scale', 'scale-churn'];
 
 async function main(): Promise<void> {
   const settings = loadBenchSettings();

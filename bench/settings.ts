@@ -4,7 +4,7 @@
  * names of `measurementNames`). The benchmark's own knobs, so read here (bench/ is outside
  * the services' configuration).
  */
-export const measurementNames = ['claim', 'wake-path', 'bridge-sql', 'fan-out', 'drain-api', 'live-traffic', 'worker-memory', 'scale'] as const;
+export const measurementNames = ['claim', 'wake-path', 'bridge-sql', 'fan-out', 'drain-api', 'live-traffic', 'worker-memory', 'fcm-budget', 'sweep', 'scale'] as const;
 export type MeasurementName = (typeof measurementNames)[number];
 
 export interface BenchSettings {
@@ -24,6 +24,10 @@ export interface BenchSettings {
     readonly idleDevices: number;
   };
   readonly workerMemory: { readonly steps: readonly number[] };
+  /** Busy channel through FCM on the time-skipping server: devices, workflow time per setting, a DM per device this often. */
+  readonly fcmBudget: { readonly devices: number; readonly durationMs: number; readonly dmEveryMs: number };
+  /** Registrations the maintenance sweep passes over; rounds after a warm-up. */
+  readonly sweep: { readonly registrations: number; readonly rounds: number };
   /** Issue 17: PostgreSQL at a million registrations, and registration churn (bench/measure/scale-*.ts). */
   readonly atScale: {
     /** Registrations (and users, each with one device) loaded with `INSERT … SELECT generate_series`. */
@@ -55,6 +59,8 @@ const full: Omit<BenchSettings, 'only'> = {
   drainApi: { devices: 500, concurrency: 32, rounds: 4, channelsPerDevice: 3 },
   liveTraffic: { durationMs: 5 * 60_000, busyDevices: 20, quietDevices: 5, quietEveryMs: 20_000, idleDevices: 5 },
   workerMemory: { steps: [1_000, 2_000] },
+  fcmBudget: { devices: 3, durationMs: 3_600_000, dmEveryMs: 10 * 60_000 },
+  sweep: { registrations: 1_000_000, rounds: 2 },
   atScale: {
     registrations: 1_000_000,
     channelSizes: [10_000, 100_000],
@@ -78,6 +84,8 @@ const small: Omit<BenchSettings, 'only'> = {
   drainApi: { devices: 100, concurrency: 16, rounds: 2, channelsPerDevice: 3 },
   liveTraffic: { durationMs: 60_000, busyDevices: 5, quietDevices: 3, quietEveryMs: 20_000, idleDevices: 3 },
   workerMemory: { steps: [250, 500] },
+  fcmBudget: { devices: 2, durationMs: 25 * 60_000, dmEveryMs: 5 * 60_000 },
+  sweep: { registrations: 100_000, rounds: 1 },
   atScale: {
     registrations: 100_000,
     channelSizes: [1_000, 10_000],

@@ -4,6 +4,7 @@
  * connections) within a deadline, then exit. A second signal exits at once.
  */
 import { ConfigError } from './config/index.js';
+import { StartupError } from './startup-error.js';
 
 export type Stop = () => Promise<void>;
 
@@ -16,7 +17,9 @@ export function runService(name: string, start: () => Promise<Stop>, options: Ru
   const deadlineMs = options.stopDeadlineMs ?? 30_000;
   const started = start();
   started.catch((error: unknown) => {
-    process.stderr.write(error instanceof ConfigError ? `${error.message}\n` : `${name}: failed to start: ${errorText(error)}\n`);
+    process.stderr.write(
+      error instanceof ConfigError ? `${error.message}\n` : error instanceof StartupError ? `${name}: ${error.message}\n` : `${name}: failed to start: ${errorText(error)}\n`,
+    );
     process.exit(1);
   });
   let stopping = false;

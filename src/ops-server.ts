@@ -4,6 +4,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import { checkReadiness, type Check } from './health.js';
+import type { Logger } from './log.js';
 import { registry } from './metrics.js';
 
 export interface OpsServer {
@@ -11,7 +12,7 @@ export interface OpsServer {
   close(): Promise<void>;
 }
 
-export async function startOpsServer(host: string, port: number, checks: Readonly<Record<string, Check>>): Promise<OpsServer> {
+export async function startOpsServer(host: string, port: number, checks: Readonly<Record<string, Check>>, log?: Logger): Promise<OpsServer> {
   const server: Server = createServer((req, res) => {
     const reply = (status: number, body: string, type = 'application/json') => {
       res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
@@ -21,11 +22,15 @@ export async function startOpsServer(host: string, port: number, checks: Readonl
     if (req.method !== 'GET' && req.method !== 'HEAD') return reply(405, JSON.stringify({ error: 'method_not_allowed', message: 'GET only' }));
     if (path === '/healthz') return reply(200, JSON.stringify({ status: 'ok' }));
     if (path === '/readyz') {
-      void checkReadiness(checks).then((r) => reply(r.ready ? 200 : 503, JSON.stringify({ status: r.ready ? 'ready' : 'not_ready', checks: r.checks })));
+      void checkReadiness(checks, undefined, log).then((r) => reply(r.ready ? 200 : 503, JSON.stringify({ status: r.ready ? 'ready' : 'not_ready', checks: r.checks })));
       return;
     }
     if (path === '/metrics') {
-      void registry.metrics().then((text) => reply(200, text, registry.contentType));
+      // Handled both ways: a failing collector must not leave a rejection that ends the process.
+      registry.metrics().then(
+        (text) => reply(200, text, registry.contentType),
+        () => reply(500, JSON.stringify({ error: 'internal', message: 'metrics could not be collected' })),
+      );
       return;
     }
     reply(404, JSON.stringify({ error: 'not_found', message: 'no such endpoint' }));

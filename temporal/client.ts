@@ -4,11 +4,10 @@
  * bridge's signal-with-start creates missing workflows later), and it reconnects by itself.
  */
 import { Client, Connection } from '@temporalio/client';
+import type { TemporalSettings } from '../src/config/index.js';
+import { explainTemporalFailure, temporalConnectionOptions } from './connection.js';
 
-export interface TemporalClientOptions {
-  readonly address: string;
-  readonly namespace: string;
-}
+export type TemporalClientOptions = Pick<TemporalSettings, 'address' | 'namespace' | 'tls' | 'apiKey'>;
 
 export interface TemporalHandle {
   readonly client: Client;
@@ -25,7 +24,7 @@ export interface TemporalHandle {
 }
 
 export function createTemporalClient(options: TemporalClientOptions): TemporalHandle {
-  const connection = Connection.lazy({ address: options.address, connectTimeout: 5_000 });
+  const connection = Connection.lazy({ ...temporalConnectionOptions(options), connectTimeout: 5_000 });
   const client = new Client({ connection, namespace: options.namespace });
   const inFlight = new Set<Promise<unknown>>();
 
@@ -49,6 +48,8 @@ export function createTemporalClient(options: TemporalClientOptions): TemporalHa
     check: (timeoutMs = 2_000) =>
       withDeadline(timeoutMs, async () => {
         await connection.workflowService.describeNamespace({ namespace: options.namespace });
+      }).catch(async (error: unknown) => {
+        throw new Error(await explainTemporalFailure(error, temporalConnectionOptions(options)));
       }),
     async close() {
       // The SDK retries an unavailable server from a timer, bounded by the deadline; closing

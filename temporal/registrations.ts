@@ -2,7 +2,7 @@
  * How the api, the bridge and maintenance talk to registration workflows. Every call is
  * idempotent and safe to repeat; PostgreSQL stays the truth and these are hints.
  */
-import { WorkflowIdReusePolicy, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { TypedSearchAttributes, type SignalDefinition } from '@temporalio/common';
 import {
   drainedSignal,
@@ -50,6 +50,20 @@ export async function announcePending(client: Client, taskQueue: string, device:
     signal: pendingSignal,
     signalArgs: [],
   });
+}
+
+/**
+ * Maintenance found no running workflow for a registration: start one (a fresh run looks at
+ * PostgreSQL once). Returns false when one was running after all (visibility lags a little).
+ */
+export async function startIfMissing(client: Client, taskQueue: string, device: Device, transport: Transport): Promise<boolean> {
+  try {
+    await client.workflow.start(registrationWorkflowType, startOptions(taskQueue, device, transport));
+    return true;
+  } catch (error) {
+    if (error instanceof WorkflowExecutionAlreadyStartedError) return false;
+    throw error;
+  }
 }
 
 /** After a drain committed. A missing workflow has nothing to learn from it. */

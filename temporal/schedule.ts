@@ -1,6 +1,6 @@
 /**
  * The `push-maintenance` Temporal Schedule (contract §9): every 10 minutes, never two runs at
- * once. Ensured at every worker start — created if missing, brought back to this definition
+ * once, none longer than an hour. Ensured at every worker start — created if missing, brought back to this definition
  * if someone changed it — so two workers starting together are harmless.
  */
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
@@ -22,6 +22,9 @@ export async function ensureMaintenanceSchedule(client: Client, options: Mainten
       workflowId: scheduleId,
       taskQueue: options.taskQueue,
       args: [{}],
+      // A run that cannot finish (a workflow task failing on every attempt) must not hold
+      // the Schedule forever: with overlap SKIP it would skip every later run.
+      workflowExecutionTimeout: '1 hour',
     },
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '10 minutes' },
   } satisfies Omit<ScheduleOptions, 'scheduleId'>;

@@ -7,7 +7,8 @@
  * re-checked by the claim's conditional UPDATE, so a wrong belief costs at most one useless
  * check, never a second wake and never a lost one.
  */
-import type { CarriedState, RegistrationStateView, TimerReason, Transport } from './registration-messages.js';
+import { budgetLeft, type FcmBudget } from './fcm-budget.js';
+import type { BudgetView, CarriedState, RegistrationStateView, TimerReason, Transport } from './registration-messages.js';
 
 export interface Intervals {
   readonly minIntervalMs: number;
@@ -19,6 +20,12 @@ export interface ObservedState {
   readonly outstanding: boolean;
   readonly hasPending: boolean;
   readonly lastWokenAt: number | null;
+}
+
+/** The budget and back-off the last look at PostgreSQL saw (for the `state` query). */
+export interface ObservedControl {
+  readonly budget?: FcmBudget & { readonly tat: number | null };
+  readonly backoff?: { readonly until: number; readonly reason: string | null };
 }
 
 export interface NextCheck {
@@ -39,10 +46,21 @@ export class DeviceState {
   existenceCheckRequested = false;
   /** Set by a `registered` signal: the registration exists (again), whatever a claim saw. */
   registeredSinceLastClaim = false;
+  /**
+   * The behaviours of the `delivery-control` patch (see the workflow): a `pending` signal while
+   * a wake is believed outstanding asks PostgreSQL once, as soon as the interval allows (a lost
+   * `drained` must not hold the message for the re-wake); a `pending` signal forgets a held-back
+   * answer; a late delivery counts as a wake of its time. Runs begun before the patch keep the old plan.
+   */
+  deliveryControl = false;
   wakesThisRun = 0;
   intervals: Intervals | undefined;
-  /** No claim before this time (see onObserved). */
+  /** When the last claim's wake went out, if long after the claim (see `onDelivered`). */
+  wokenAt: number | undefined;
+  control: ObservedControl | undefined;
+  /** No claim before this time: the claim said when it could succeed (budget, back-off), or a second against spinning. */
   private notBefore = 0;
+  private notBeforeReason: TimerReason = 'interval';
 
   constructor(transport: Transport, carried: CarriedState | undefined) {
     this.transport = transport;
@@ -52,10 +70,14 @@ export class DeviceState {
     // A fresh run always looks once: it may have been started to heal a stranded device.
     this.checkRequested = carried?.checkRequested ?? true;
     this.intervals = carried?.intervals;
+    this.wokenAt = carried?.wokenAt;
   }
 
   onPending(): void {
     this.checkRequested = true;
+    // New rows may change what the claim allows (a DM may spend the budget's reserve; a
+    // recovered outage cleared the back-off): ask instead of waiting out the old answer.
+    if (this.deliveryControl) this.notBefore = 0;
   }
 
   onDrained(): void {
@@ -77,8 +99,30 @@ export class DeviceState {
   onClaimed(now: number): void {
     this.outstanding = true;
     this.lastWakeAt = now;
+    this.wokenAt = undefined;
     this.pendingSeen = true;
     this.wakesThisRun += 1;
+    this.notBefore = 0;
+  }
+
+  /**
+   * The claim's wake went out at `at`. Long after the claim (a send retried for minutes while
+   * our configuration was broken) it is a wake of `at`: the interval and the re-wake count from
+   * it — here and, through the claim's `wokenAt`, in PostgreSQL's eyes — while `lastWakeAt`
+   * stays the claim's time, which is what PostgreSQL holds.
+   */
+  onDelivered(at: number): void {
+    if (!this.deliveryControl || this.lastWakeAt === null || this.intervals === undefined) return;
+    if (at - this.lastWakeAt > this.intervals.minIntervalMs) this.wokenAt = at;
+  }
+
+  /** The send did not go through: the claim was released with a back-off until `until`. */
+  onDeferred(until: number, reason: string): void {
+    this.outstanding = false;
+    this.checkRequested = true;
+    this.notBefore = until;
+    this.notBeforeReason = 'backoff';
+    this.control = { ...this.control, backoff: { until, reason } };
   }
 
   /**
@@ -88,17 +132,27 @@ export class DeviceState {
    * worker died, or the Temporal server lost the completion) — the task ran again, and its
    * claim, at the retried task's later time, no longer matched. (Or, after a lost history, a
    * claim of an earlier run.) Whether that claim's wake went out is unknown.
+   *
+   * `readyAt` (claims since issue 19) is when the claim could succeed: the one timer to arm.
    */
-  onObserved(observed: ObservedState, now: number): boolean {
+  onObserved(observed: ObservedState, now: number, readyAt?: number | null, heldBack?: 'budget' | 'backoff'): boolean {
     const unrecordedClaim = observed.outstanding && observed.lastWokenAt !== null && observed.lastWokenAt !== this.lastWakeAt;
+    if (observed.lastWokenAt !== this.lastWakeAt) this.wokenAt = undefined;
     this.outstanding = observed.outstanding;
     this.lastWakeAt = observed.lastWokenAt;
     this.pendingSeen = observed.hasPending;
-    // Pending and not outstanding, yet not claimed: the interval was not over in PostgreSQL's
-    // eyes. Look again when it is — never sooner than a second, so a disagreement cannot spin.
-    if (observed.hasPending && !observed.outstanding) {
+    if (!observed.hasPending) return unrecordedClaim;
+    if (readyAt !== undefined && readyAt !== null && readyAt > now) {
+      // Held back (budget, back-off) or not due yet: one timer, to the time it will be.
+      if (!observed.outstanding) this.checkRequested = true;
+      this.notBefore = readyAt;
+      this.notBeforeReason = heldBack ?? (observed.outstanding ? 'rewake' : 'interval');
+    } else if (!observed.outstanding) {
+      // Pending and not outstanding, yet not claimed: the interval was not over in PostgreSQL's
+      // eyes. Look again when it is — never sooner than a second, so a disagreement cannot spin.
       this.checkRequested = true;
       this.notBefore = now + 1_000;
+      this.notBeforeReason = 'interval';
     }
     return unrecordedClaim;
   }
@@ -106,20 +160,29 @@ export class DeviceState {
   /**
    * When to run the claim next, or undefined: idle, no timer at all.
    * - an existence check is immediate;
-   * - while a wake is outstanding: the re-wake, if something is pending;
-   * - otherwise, when asked: as soon as the minimum interval since the last wake allows.
+   * - while a wake is outstanding: a signal's new rows once the interval allows (a lost
+   *   `drained` heals then), else the re-wake if something is pending;
+   * - otherwise, when asked: as soon as the minimum interval since the last wake, and what the
+   *   claim said (budget, back-off), allow.
    */
   nextCheck(now: number): NextCheck | undefined {
     if (this.existenceCheckRequested) return { at: now, reason: 'now' };
     if (this.intervals === undefined) return this.checkRequested ? { at: now, reason: 'now' } : undefined;
     const { minIntervalMs, rewakeAfterMs } = this.intervals;
+    const lastWake = this.lastWakeAt === null ? null : Math.max(this.lastWakeAt, this.wokenAt ?? this.lastWakeAt);
     if (this.outstanding) {
+      if (this.deliveryControl && this.checkRequested) return this.notSooner(now, lastWake === null ? now : lastWake + minIntervalMs, 'interval');
       if (!this.pendingSeen && !this.checkRequested) return undefined;
-      return { at: (this.lastWakeAt ?? now) + rewakeAfterMs, reason: 'rewake' };
+      const rewake = (lastWake ?? now) + rewakeAfterMs;
+      return this.notBefore > rewake ? { at: this.notBefore, reason: this.notBeforeReason } : { at: rewake, reason: 'rewake' };
     }
     if (!this.checkRequested) return undefined;
-    const allowed = Math.max(this.lastWakeAt === null ? now : this.lastWakeAt + minIntervalMs, this.notBefore);
-    return allowed > now ? { at: allowed, reason: 'interval' } : { at: now, reason: 'now' };
+    return this.notSooner(now, this.lastWakeAt === null ? now : this.lastWakeAt + minIntervalMs, 'interval');
+  }
+
+  private notSooner(now: number, allowed: number, reason: TimerReason): NextCheck {
+    const [at, why] = this.notBefore > allowed ? [this.notBefore, this.notBeforeReason] : [allowed, reason];
+    return at > now ? { at, reason: why } : { at: now, reason: 'now' };
   }
 
   carried(): CarriedState {
@@ -128,6 +191,7 @@ export class DeviceState {
       lastWakeAt: this.lastWakeAt,
       checkRequested: this.checkRequested || this.existenceCheckRequested,
       intervals: this.intervals,
+      ...(this.wokenAt === undefined ? {} : { wokenAt: this.wokenAt }),
     };
   }
 
@@ -142,7 +206,26 @@ export class DeviceState {
       nextTimer: next === undefined || next.reason === 'now' ? null : { at: new Date(next.at).toISOString(), reason: next.reason },
       wakesThisRun: this.wakesThisRun,
       checkRequested: this.checkRequested,
+      budget: this.budgetView(now),
+      backoff: this.backoffView(now),
     };
+  }
+
+  private budgetView(now: number): BudgetView | null {
+    const budget = this.control?.budget;
+    if (budget === undefined || this.transport !== 'fcm') return null;
+    return {
+      burst: budget.burst,
+      left: budgetLeft(budget, budget.tat, now, 'high'),
+      leftForServerChannels: budgetLeft(budget, budget.tat, now, 'normal'),
+      refillMs: budget.refillMs,
+      dmReserve: budget.dmReserve,
+    };
+  }
+
+  private backoffView(now: number): { readonly until: string; readonly reason: string | null } | null {
+    const backoff = this.control?.backoff;
+    return backoff === undefined || backoff.until <= now ? null : { until: new Date(backoff.until).toISOString(), reason: backoff.reason };
   }
 
   /** One line for the Temporal Web UI. */
@@ -152,8 +235,12 @@ export class DeviceState {
     const wakes = `${this.wakesThisRun} wake(s) this run`;
     if (next === undefined) return `${this.transport}: idle, no timer (${last}; ${wakes})`;
     const when = new Date(next.at).toISOString();
-    if (next.reason === 'rewake') return `${this.transport}: wake outstanding, re-wake at ${when} if still undrained (${last}; ${wakes})`;
-    if (next.reason === 'interval') return `${this.transport}: pending, next wake at ${when} (minimum interval) (${last}; ${wakes})`;
-    return `${this.transport}: checking now (${last}; ${wakes})`;
+    const budget = this.budgetView(now);
+    const left = budget === null ? '' : `; FCM budget ${budget.left}/${budget.burst}`;
+    if (next.reason === 'rewake') return `${this.transport}: wake outstanding, re-wake at ${when} if still undrained (${last}; ${wakes}${left})`;
+    if (next.reason === 'interval') return `${this.transport}: pending, next wake at ${when} (minimum interval) (${last}; ${wakes}${left})`;
+    if (next.reason === 'budget') return `${this.transport}: pending, held back by the FCM budget until ${when} (${last}; ${wakes}${left})`;
+    if (next.reason === 'backoff') return `${this.transport}: pending, backing off until ${when}: ${this.control?.backoff?.reason ?? 'back-off'} (${last}; ${wakes}${left})`;
+    return `${this.transport}: checking now (${last}; ${wakes}${left})`;
   }
 }

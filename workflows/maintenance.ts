@@ -1,18 +1,39 @@
 /**
  * The maintenance run the `push-maintenance` Schedule starts every 10 minutes (design §2
- * "Pruning stale registrations"): prune what can no longer be woken usefully, heal what
- * slipped. Each step works in bounded batches; the result — counts by reason — is what the
+ * "Pruning stale registrations", contract §9): prune what can no longer be woken usefully,
+ * heal what slipped, and reconcile Temporal with PostgreSQL both ways. Each step is a scan
+ * that works in bounded slices (one activity call each) and keeps its position in PostgreSQL,
+ * so a table of any size is covered: in one run when the budget allows, else over the next
+ * runs. The result — counts by step, and the steps whose pass goes on next run — is what the
  * Web UI shows for the run.
+ *
+ * History stays small by construction: at most `slicesPerStep` activity calls per step, seven
+ * steps (≈ 6 events a call: well below Temporal's 4,096-event suggestion to continue as new).
  */
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import type { BatchInput, BatchResult } from '../activities/maintenance.js';
+import type { SliceInput, SliceResult } from '../activities/maintenance.js';
+
+export type MaintenanceStep =
+  | 'noSession'
+  | 'notReregistered90d'
+  | 'untouchedPendingRows'
+  | 'processedEvents'
+  | 'stranded'
+  | 'orphanWorkflows'
+  | 'missingWorkflows';
 
 export interface MaintenanceInput {
-  /** Rows per batch (default 500). */
-  readonly batchSize?: number;
-  /** Batches per step and run at most (default 200): a huge backlog is finished by later runs. */
-  readonly maxBatches?: number;
+  /** Rows per statement, workflows per Temporal list page (default 1,000). */
+  readonly windowSize?: number;
+  /** Windows per activity call at most (default 100). */
+  readonly windowsPerSlice?: number;
+  /** An activity call ends after its current window once this much time has passed (default 20 s). */
+  readonly sliceMs?: number;
+  /** Activity calls per step and run at most (default 30); the next run goes on from there. */
+  readonly slicesPerStep?: number;
+  /** Only these steps (default: all, in the order of `steps`). */
+  readonly only?: readonly MaintenanceStep[];
 }
 
 export interface MaintenanceReport {
@@ -21,6 +42,10 @@ export interface MaintenanceReport {
   readonly prunedUntouchedPendingRows: number;
   readonly forgottenProcessedEvents: number;
   readonly healedStranded: number;
+  readonly endedOrphanWorkflows: number;
+  readonly startedMissingWorkflows: number;
+  /** Steps whose pass did not finish in this run's budget: the next run continues them. */
+  readonly unfinished: readonly MaintenanceStep[];
 }
 
 const activities = proxyActivities<Activities>({
@@ -28,32 +53,50 @@ const activities = proxyActivities<Activities>({
   retry: { initialInterval: '5s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 5 },
 });
 
-export async function maintenanceWorkflow(input: MaintenanceInput = {}): Promise<MaintenanceReport> {
-  const options = { batchSize: input.batchSize ?? 500, maxBatches: input.maxBatches ?? 200 };
-  // Sessions first: most pruning happens there, and it leaves less for the other steps.
-  const prunedNoSession = await inBatches(activities.pruneWithoutSession, options);
-  const prunedNotReregistered90d = await inBatches(activities.pruneStale, options);
-  const prunedUntouchedPendingRows = await inBatches(activities.pruneUntouchedPending, options);
-  const forgottenProcessedEvents = await inBatches(activities.pruneProcessedEvents, options);
-  const healedStranded = await inBatches(activities.healStranded, options);
-  return { prunedNoSession, prunedNotReregistered90d, prunedUntouchedPendingRows, forgottenProcessedEvents, healedStranded };
-}
-
 /**
- * Runs one step batch after batch until it reports nothing more to do: a keyset scan ends
- * when it returns no cursor, a shrinking scan when a batch comes back short.
+ * In order: workflows without a registration first (so that the workflows this run's pruning
+ * tells to end are not counted again as orphans); sessions next (most pruning happens there,
+ * leaving less for the rest); missing workflows last (after the pruning, none is started for a
+ * registration about to go).
  */
-async function inBatches(
-  step: (input: BatchInput) => Promise<BatchResult>,
-  options: { readonly batchSize: number; readonly maxBatches: number },
-): Promise<number> {
-  let total = 0;
-  let afterId: string | undefined;
-  for (let batch = 0; batch < options.maxBatches; batch++) {
-    const result = await step({ batchSize: options.batchSize, afterId });
-    total += result.affected;
-    if (result.nextAfterId !== undefined) afterId = result.nextAfterId;
-    else if (result.affected < options.batchSize || afterId !== undefined) break;
+const steps: readonly (readonly [MaintenanceStep, keyof Omit<MaintenanceReport, 'unfinished'>, (input: SliceInput) => Promise<SliceResult>])[] = [
+  ['orphanWorkflows', 'endedOrphanWorkflows', activities.endOrphanWorkflows],
+  ['noSession', 'prunedNoSession', activities.pruneWithoutSession],
+  ['notReregistered90d', 'prunedNotReregistered90d', activities.pruneStale],
+  ['untouchedPendingRows', 'prunedUntouchedPendingRows', activities.pruneUntouchedPending],
+  ['processedEvents', 'forgottenProcessedEvents', activities.pruneProcessedEvents],
+  ['stranded', 'healedStranded', activities.healStranded],
+  ['missingWorkflows', 'startedMissingWorkflows', activities.startMissingWorkflows],
+];
+
+export async function maintenanceWorkflow(input: MaintenanceInput = {}): Promise<MaintenanceReport> {
+  const slice: SliceInput = {
+    windowSize: input.windowSize ?? 1_000,
+    windowsPerSlice: input.windowsPerSlice ?? 100,
+    sliceMs: input.sliceMs ?? 20_000,
+  };
+  const slicesPerStep = input.slicesPerStep ?? 30;
+  const counts = {
+    prunedNoSession: 0,
+    prunedNotReregistered90d: 0,
+    prunedUntouchedPendingRows: 0,
+    forgottenProcessedEvents: 0,
+    healedStranded: 0,
+    endedOrphanWorkflows: 0,
+    startedMissingWorkflows: 0,
+  };
+  const unfinished: MaintenanceStep[] = [];
+  for (const [step, count, activity] of steps) {
+    if (input.only !== undefined && !input.only.includes(step)) continue;
+    for (let slices = 1; ; slices++) {
+      const result = await activity(slice);
+      counts[count] += result.affected;
+      if (result.passComplete) break;
+      if (slices >= slicesPerStep) {
+        unfinished.push(step);
+        break;
+      }
+    }
   }
-  return total;
+  return { ...counts, unfinished };
 }

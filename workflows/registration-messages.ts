@@ -27,6 +27,8 @@ export interface CarriedState {
   readonly checkRequested: boolean;
   /** The worker's PUSH_MIN_INTERVAL_MS / PUSH_REWAKE_AFTER_MS, as last reported by the claim. */
   readonly intervals?: { readonly minIntervalMs: number; readonly rewakeAfterMs: number };
+  /** When the last claim's wake went out, if long after its claim (workflow time, ms). */
+  readonly wokenAt?: number;
 }
 
 /** New pending rows exist for this device (bridge, maintenance healing). */
@@ -38,7 +40,19 @@ export const stopSignal = defineSignal('stop');
 /** The registration was (re-)created or changed transport (api `PUT`). */
 export const registeredSignal = defineSignal<[{ readonly transport: Transport }]>('registered');
 
-export type TimerReason = 'interval' | 'rewake';
+/** Why the next look waits: the minimum interval, the re-wake, a back-off in force, the FCM budget. */
+export type TimerReason = 'interval' | 'rewake' | 'backoff' | 'budget';
+
+/** The FCM wake budget as the workflow last saw it (FCM registrations with a budget only). */
+export interface BudgetView {
+  readonly burst: number;
+  /** Wakes that could go out back to back now with a DM pending (high priority). */
+  readonly left: number;
+  /** … and for server channels only (normal priority: the DM reserve is not theirs). */
+  readonly leftForServerChannels: number;
+  readonly refillMs: number;
+  readonly dmReserve: number;
+}
 
 export interface RegistrationStateView {
   readonly userId: string;
@@ -50,6 +64,10 @@ export interface RegistrationStateView {
   readonly nextTimer: { readonly at: string; readonly reason: TimerReason } | null;
   readonly wakesThisRun: number;
   readonly checkRequested: boolean;
+  /** FCM only, with a budget configured; null otherwise (and before the first look). */
+  readonly budget?: BudgetView | null;
+  /** A back-off in force (rate limit, failures, an outage), as the workflow last saw it. */
+  readonly backoff?: { readonly until: string; readonly reason: string | null } | null;
 }
 
 export const stateQuery = defineQuery<RegistrationStateView>('state');

@@ -5,6 +5,8 @@
  *   - at least `minIntervalMs` between two wakes, even after a drain: a durable timer;
  *   - a re-wake after `rewakeAfterMs` while the wake is undrained and rows are pending;
  *   - a message inside the interval is woken when it ends (this replaces the design's sweeper);
+ *   - a wake held back (FCM budget) or backed off (rate limit, failures, outage) waits on one
+ *     durable timer, to the time the claim said it could succeed;
  *   - an idle device holds no timer at all.
  *
  * Signals are hints; PostgreSQL is the truth. The workflow ends when its registration is gone.
@@ -48,9 +50,10 @@ export interface RegistrationWorkflowResult {
 /** Database errors: retry soon, for as long as it takes (the claim is idempotent). */
 const claimRetry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' } as const;
 /**
- * Transient send failures: exponential backoff, or the provider's Retry-After (the activity
- * sets `nextRetryDelay`). Unbounded here because the activity itself counts consecutive
- * failures in PostgreSQL and prunes the registration at ten.
+ * What still fails the send activity: unexpected errors (PostgreSQL down) and our own
+ * misconfiguration (`TransportMisconfigured`, retried every few minutes via `nextRetryDelay`
+ * until a worker can send). A wake the provider did not take is not a failure of the activity:
+ * it returns `deferred` and the claim refuses until its back-off is over.
  */
 const sendRetry = { initialInterval: '10s', backoffCoefficient: 2, maximumInterval: '10m' } as const;
 
@@ -72,10 +75,20 @@ const defaultContinueAsNewAfterWakes = 200;
 
 /** Patch id: a claim whose workflow task was lost is sent again instead of waiting for the re-wake. */
 export const resendUnrecordedClaimPatch = 'resend-unrecorded-claim';
+/**
+ * Patch id (issues 12, 13, 19): a `pending` signal while a wake is believed outstanding makes
+ * one look at PostgreSQL as soon as the interval allows (a lost `drained` heals at once); a
+ * `pending` signal forgets a held-back answer (a DM may spend the budget's reserve, an outage's
+ * end cleared the back-off); a wake delivered late (a send retried after our configuration was
+ * fixed) counts from its delivery. Runs begun before it keep the old plan until they continue
+ * as new.
+ */
+export const deliveryControlPatch = 'delivery-control';
 
 export async function registrationWorkflow(input: RegistrationWorkflowInput): Promise<RegistrationWorkflowResult> {
   const { userId, deviceId } = input;
   const state = new DeviceState(input.transport, input.carried);
+  state.deliveryControl = patched(deliveryControlPatch);
   const [claimProxy, sendProxy] = input.activityKind === 'regular' ? [remote, remoteSend] : [local, localSend];
 
   setHandler(pendingSignal, () => state.onPending());
@@ -100,28 +113,34 @@ export async function registrationWorkflow(input: RegistrationWorkflowInput): Pr
     state.checkRequested = false;
     state.registeredSinceLastClaim = false;
     const now = Date.now();
-    const claim: ClaimResult = await claimProxy.claimWake({ userId, deviceId, now });
+    const claim: ClaimResult = await claimProxy.claimWake({ userId, deviceId, now, ...(state.wokenAt === undefined ? {} : { wokenAt: state.wokenAt }) });
     if (claim.status === 'gone') {
       if (state.registeredSinceLastClaim) continue; // re-registered while we looked: look again
       await condition(allHandlersFinished);
       return { ended: 'registration-deleted', wakesThisRun: state.wakesThisRun };
     }
     state.intervals = claim.intervals;
+    state.control = claim.control;
     setTransport(state, claim.transport);
     if (claim.status === 'not-claimed') {
       // A claim this workflow made in a task lost with its worker: its wake may never have
       // been sent. Send it now (at least once) rather than leave the device without a wake
       // until the re-wake — 15 minutes in production. A wake that did go out and is still
       // undrained is sent twice: the provider collapses the two (collapse_key, Topic: wake).
-      if (!state.onObserved(claim.observed, now) || !patched(resendUnrecordedClaimPatch)) continue;
+      if (!state.onObserved(claim.observed, now, claim.readyAt, claim.heldBack) || !patched(resendUnrecordedClaimPatch)) continue;
       state.onClaimed(claim.observed.lastWokenAt!);
     } else {
       state.onClaimed(now);
     }
     setCurrentDetails(state.details(Date.now()));
-    const sent: SendResult = await sendProxy.sendWake({ registrationId: claim.registrationId, userId, deviceId, priority: claim.priority });
+    const sent: SendResult = await sendProxy.sendWake({ registrationId: claim.registrationId, userId, deviceId, priority: claim.priority, now: Date.now() });
     // A dead token was deleted with its registration: the next look finds it gone and ends.
     if (sent.outcome === 'dead' || sent.outcome === 'gone') state.onStop();
+    // Not delivered: the claim was released with a back-off; look again when it is over.
+    else if (sent.outcome === 'deferred') state.onDeferred(sent.until, sent.reason);
+    // Sent minutes after its claim (our configuration was fixed meanwhile): a wake of now,
+    // else the next look would take it for a re-wake already due.
+    else if (sent.outcome === 'delivered') state.onDelivered(Date.now());
   }
 }
 

@@ -1,7 +1,9 @@
 /**
- * The claim (activities/registration.ts `claimWake`): its conditional UPDATE … RETURNING per
- * second with concurrent claimers on distinct devices, against a bare one-row UPDATE of the
- * same rows at the same concurrency — what the coalescing conditions and the answer cost.
+ * The claim (activities/registration.ts `claimWake`): claims per second with concurrent
+ * claimers on distinct devices — the row lock, then the conditional UPDATE … RETURNING in a
+ * fresh snapshot, in one short transaction (issue 13.6) — against a bare one-row UPDATE of the
+ * same rows at the same concurrency: what the coalescing conditions, the budget and back-off
+ * checks, the answer and the transaction cost.
  */
 import { sql } from 'slonik';
 import { createRegistrationActivities } from '../../activities/registration.js';
@@ -12,7 +14,7 @@ import { nextIds, seedUsers } from '../seed.js';
 import type { BenchStack } from '../stack.js';
 
 export async function measureClaim(stack: BenchStack, report: Report, settings: BenchSettings): Promise<void> {
-  const section = report.section('claim', 'Claim SQL (one conditional UPDATE per wake)');
+  const section = report.section('claim', 'Claim SQL (row lock + one conditional UPDATE per wake)');
   const { devices, rounds } = settings.claim;
   const { pool } = stack;
   const users = await seedUsers(pool, devices);
@@ -27,7 +29,8 @@ export async function measureClaim(stack: BenchStack, report: Report, settings: 
     pool,
     log: createLogger({ level: 'silent', name: 'bench' }),
     coalescing: { minIntervalMs: 15_000, rewakeAfterMs: 900_000 },
-    transports: { forRegistration: () => { throw new Error('not used'); } },
+    fcmBudget: { burst: 20, refillMs: 180_000, dmReserve: 5 },
+    transports: { send: () => Promise.reject(new Error('not used')) },
   });
   const base = Date.now();
   const timed = async (one: (userId: string, now: number) => Promise<unknown>) => {
@@ -47,7 +50,7 @@ export async function measureClaim(stack: BenchStack, report: Report, settings: 
   );
   report.figure(section, { name: 'successful claims per second', value: claims, unit: '/s', reference: { name: 'bare one-row UPDATE', value: bare }, headline: 'claim SQL' });
   section.setup.push(
-    `${devices} devices with a pending row, ${rounds} rounds in which every device is claimed once (each round past the previous one's re-wake, so every claim succeeds), all devices of a round at once over a pool of 20 connections. The reference updates the same rows by the same key with a plain \`UPDATE … SET wake_outstanding, last_woken_at\`.`,
+    `${devices} devices with a pending row, ${rounds} rounds in which every device is claimed once (each round past the previous one's re-wake, so every claim succeeds), all devices of a round at once over a pool of 20 connections. The reference updates the same rows by the same key with a plain \`UPDATE … SET wake_outstanding, last_woken_at\`. Since issue 13.6 a claim is a short transaction of two statements (\`SELECT … FOR NO KEY UPDATE\`, then the conditional UPDATE in a new snapshot, so that a claim waiting behind a drain sees what the drain committed): four round trips where there was one, which is most of the gap to the reference.`,
   );
   await pool.query(sql.unsafe`DELETE FROM push_registrations WHERE user_id = ANY(${sql.array(users, 'int8')})`);
 }

@@ -23,6 +23,7 @@ import { quantile, sleep } from '../stats.js';
 import { lineChart } from '../svg.js';
 import { ceilingSignal, ceilingWorkflowType } from '../workflows/ceiling.js';
 import type { DistributorTap } from '../distributor-tap.js';
+import { jetstream } from '@nats-io/jetstream';
 
 /** The bridge's signals in flight per event (src/bridge/event-bridge.ts default): the ceiling uses the same. */
 const signalConcurrency = 16;
@@ -117,7 +118,7 @@ async function runOurs(stack: BenchStack, tap: DistributorTap, world: ServerWorl
   });
   try {
     const message = messageEvent(world.channelIds[0]!, world.ownerId);
-    await stack.nats.jetstream().publish(`channel.${world.channelIds[0]}.MESSAGE_CREATE`, message.body, { msgID: `message-${message.id}` });
+    await jetstream(stack.nats).publish(`channel.${world.channelIds[0]}.MESSAGE_CREATE`, message.body, { msgID: `message-${message.id}` });
     const completed = await until(() => offsets.length >= endpoints.size, deadlineMs, () => `${offsets.length} wakes`);
     if (problems.length > 0) throw new Error(`the distributor found problems in our wakes: ${problems.slice(0, 3).join('; ')}`);
     return { offsets, expected: endpoints.size, completed };

@@ -22,6 +22,7 @@ import { devicesFor, messageEvent, seedServer, seedUsers, type ServerWorld } fro
 import type { BenchStack, RunningApps } from '../stack.js';
 import { median, quantile, sleep } from '../stats.js';
 import { lineChart } from '../svg.js';
+import { jetstream } from '@nats-io/jetstream';
 
 const minIntervalMs = 15_000;
 /** docs/architecture.md sizes continue-as-new on "~11 history events per wake". */
@@ -59,9 +60,9 @@ export async function measureLiveTraffic(
   let apps: RunningApps | undefined;
   const logs = new Map<string, DeviceLog>();
   const drainsInFlight = new Set<Promise<void>>();
-  let cohorts: Cohort[] = [];
+  let cohorts: Cohort[];
   let t0 = 0;
-  let messages = { busy: 0, quiet: 0 };
+  let messages: { busy: number; quiet: number };
   try {
     apps = await stack.startApps({ label: 'live', taskQueue: 'bench-live', apps: ['api', 'worker', 'bridge'] });
     const { apiUrl } = apps;
@@ -120,7 +121,7 @@ export async function measureLiveTraffic(
 
 /** One busy message per second and one quiet message per `quietEveryMs`, on an absolute schedule. */
 async function publishTraffic(stack: BenchStack, busy: ServerWorld, quiet: ServerWorld, durationMs: number, quietEveryMs: number) {
-  const js = stack.nats.jetstream();
+  const js = jetstream(stack.nats);
   const start = Date.now();
   const publish = async (world: ServerWorld) => {
     const message = messageEvent(world.channelIds[0]!, world.ownerId);

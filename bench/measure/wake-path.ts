@@ -33,7 +33,7 @@ export async function measureWakePath(stack: BenchStack, report: Report, setting
     connection: nativeConnection,
     namespace: 'default',
     taskQueue,
-    activities: createActivities({ pool: stack.pool, log, coalescing: config.coalescing, transports, temporal: client, taskQueue }),
+    activities: createActivities({ pool: stack.pool, log, coalescing: config.coalescing, fcmBudget: config.fcmBudget, transports, temporal: client, taskQueue }),
   });
   const running = worker.run();
   const results: Record<string, { p50: number; p95: number; events: number }> = {};

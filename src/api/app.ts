@@ -6,29 +6,31 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import type { DatabasePool } from '../db/pool.js';
-import { sql } from 'slonik';
+import { checkDatabase } from '../db/check.js';
 import { checkReadiness } from '../health.js';
 import type { Logger } from '../log.js';
 import { registry } from '../metrics.js';
 import type { TemporalHandle } from '../../temporal/client.js';
-import type { Config } from '../config/index.js';
+import type { ApiConfig } from '../config/index.js';
 import { createAnnouncer } from './announce.js';
 import { authenticate, createBearerVerifier, type AuthenticatedState } from './auth.js';
 import { errorSummary } from './error-summary.js';
 import { ApiError, fromHttpError } from './errors.js';
 import { requestDuration } from './metrics.js';
-import { defaultRateLimit, rateLimitPerUser, TokenBuckets, type RateLimitOptions } from './rate-limit.js';
+import { defaultRateLimit, postgresRateLimitStore, rateLimitPerUser, SharedRateLimit, type RateLimitOptions } from './rate-limit.js';
 import { keyRoutes } from './routes/keys.js';
 import { pushRoutes } from './routes/push.js';
 import { systemLookup, type LookupHost } from './unifiedpush-endpoint.js';
 
 export interface ApiDeps {
-  readonly config: Config;
+  readonly config: ApiConfig;
   readonly pool: DatabasePool;
   readonly temporal: TemporalHandle;
   readonly log: Logger;
-  /** Per-user request limit; contract §6 by default. */
+  /** Per-user request limit; contract §6 by default, shared with other replicas through `pool`. */
   readonly rateLimit?: RateLimitOptions;
+  /** The limit's state, when the caller closes it (startApi); else one is made here. */
+  readonly rateLimiter?: SharedRateLimit;
   /** How UnifiedPush endpoint host names are resolved (the system resolver by default). */
   readonly lookupHost?: LookupHost;
   /** Deadline of each call to Temporal after a change committed. */
@@ -65,10 +67,10 @@ const unanswered: Koa.Middleware = async (ctx, next) => {
 };
 
 function deviceRoutes(deps: ApiDeps): Router<AuthenticatedState>[] {
-  const buckets = new TokenBuckets(deps.rateLimit ?? defaultRateLimit);
+  const limiter = deps.rateLimiter ?? new SharedRateLimit(postgresRateLimitStore(deps.pool), deps.rateLimit ?? defaultRateLimit);
   const guard = [
     authenticate(createBearerVerifier(deps.config.jwt)),
-    rateLimitPerUser(buckets),
+    rateLimitPerUser(limiter),
     noStore,
   ];
   const routeDeps = {
@@ -94,10 +96,7 @@ function operationsRoutes(deps: ApiDeps): Router {
     ctx.body = { status: 'ok' };
   });
   router.get('/readyz', async (ctx) => {
-    const readiness = await checkReadiness({
-      postgres: async () => void (await deps.pool.query(sql.unsafe`SELECT 1`)),
-      temporal: () => deps.temporal.check(),
-    });
+    const readiness = await checkReadiness({ postgres: () => checkDatabase(deps.pool), temporal: () => deps.temporal.check() }, undefined, deps.log);
     ctx.status = readiness.ready ? 200 : 503;
     ctx.body = { status: readiness.ready ? 'ready' : 'not_ready', checks: readiness.checks };
   });

@@ -7,7 +7,7 @@
  */
 import { errors, jwtVerify, type JWTVerifyOptions } from 'jose';
 import type Koa from 'koa';
-import type { Config } from '../config/index.js';
+import type { JwtSettings } from '../config/index.js';
 import { ApiError } from './errors.js';
 import { isDeviceId, isUserId } from './identity.js';
 
@@ -22,7 +22,7 @@ export type VerifyBearer = (authorization: string) => Promise<DeviceIdentity>;
 const bearerPattern = /^Bearer +([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*) *$/i;
 const maxTokenLength = 8_192;
 
-export function createBearerVerifier(jwt: Config['jwt']): VerifyBearer {
+export function createBearerVerifier(jwt: JwtSettings): VerifyBearer {
   const { key } = jwt;
   if (key === undefined) throw new Error('the api needs a JWT key (JWT_SECRET or JWT_PUBLIC_KEY)');
   const options: JWTVerifyOptions = {

@@ -1,6 +1,6 @@
 /** What the route modules receive from `createApp`. */
 import type Koa from 'koa';
-import type { Config } from '../config/index.js';
+import type { ApiConfig } from '../config/index.js';
 import type { DatabasePool } from '../db/pool.js';
 import type { Logger } from '../log.js';
 import type { Announcer } from './announce.js';
@@ -8,7 +8,7 @@ import type { AuthenticatedState } from './auth.js';
 import type { LookupHost } from './unifiedpush-endpoint.js';
 
 export interface RouteDeps {
-  readonly config: Config;
+  readonly config: ApiConfig;
   readonly pool: DatabasePool;
   readonly log: Logger;
   readonly announcer: Announcer;

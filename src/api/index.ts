@@ -1,21 +1,23 @@
 /** Starts the api: pool, lazy Temporal client, Koa app on HOST:PORT. */
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import type { Config } from '../config/index.js';
-import { createDatabasePool } from '../db/pool.js';
+import type { ApiConfig } from '../config/index.js';
+import { openDatabase } from '../db/verify.js';
 import type { Logger } from '../log.js';
 import { createTemporalClient } from '../../temporal/client.js';
 import { createApp } from './app.js';
+import { defaultRateLimit, postgresRateLimitStore, SharedRateLimit } from './rate-limit.js';
 
 export interface RunningApi {
   readonly url: string;
   stop(): Promise<void>;
 }
 
-export async function startApi(config: Config, log: Logger): Promise<RunningApi> {
-  const pool = await createDatabasePool(config.databaseUrl);
+export async function startApi(config: ApiConfig, log: Logger): Promise<RunningApi> {
+  const pool = await openDatabase(config.databaseUrl, log);
   const temporal = createTemporalClient(config.temporal);
-  const app = createApp({ config, pool, temporal, log });
+  const rateLimiter = new SharedRateLimit(postgresRateLimitStore(pool), defaultRateLimit);
+  const app = createApp({ config, pool, temporal, log, rateLimiter });
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(config.http.port, config.http.host, () => resolve(s));
     s.once('error', reject);
@@ -35,6 +37,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      await rateLimiter.close();
       await temporal.close();
       await pool.end();
       log.info('api stopped');

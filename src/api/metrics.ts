@@ -23,3 +23,35 @@ export const temporalAnnounceFailures = new Counter({
   labelNames: ['announcement'] as const,
   registers: [registry],
 });
+
+export const rateLimited = new Counter({
+  name: 'push_api_rate_limited_total',
+  help: 'Requests refused with 429 by the per-user limit.',
+  registers: [registry],
+});
+
+export const rateLimitWaits = new Counter({
+  name: 'push_api_rate_limit_waits_total',
+  help: 'Requests that waited for the next synchronisation of the shared per-user limit (a user past its free admissions without a lease).',
+  registers: [registry],
+});
+
+export const rateLimitDegraded = new Counter({
+  name: 'push_api_rate_limit_alone_total',
+  help: 'Requests this replica decided alone because the shared count in PostgreSQL did not answer.',
+  registers: [registry],
+});
+
+export const rateLimitSyncs = new Counter({
+  name: 'push_api_rate_limit_syncs_total',
+  help: 'Synchronisations of the shared per-user limit with PostgreSQL, by outcome (ok, failed).',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
+export const rateLimitSyncSeconds = new Histogram({
+  name: 'push_api_rate_limit_sync_seconds',
+  help: 'Duration of one synchronisation statement of the shared per-user limit.',
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+  registers: [registry],
+});

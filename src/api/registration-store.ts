@@ -25,8 +25,10 @@ const upsertResult = registrationView.extend({ previous_transport: z.enum(['fcm'
 /**
  * Creates or replaces the device's registration. Same transport: token and keys replaced,
  * `created_at` kept. Other transport: `created_at` restarts too. A new transport or token
- * clears `wake_outstanding` (that wake went to a token that no longer exists); `failures`
- * resets and `updated_at` is bumped always. Undefined when the user does not exist.
+ * clears `wake_outstanding` (that wake went to a token that no longer exists) and any back-off
+ * (it was the old endpoint's); `failures` resets and `updated_at` is bumped always. The FCM
+ * wake budget is kept: FCM throttles per app and device, whatever its token (docs/transports.md).
+ * Undefined when the user does not exist.
  */
 export async function upsertRegistration(
   pool: DatabasePool,
@@ -52,6 +54,14 @@ export async function upsertRegistration(
         wake_outstanding = push_registrations.wake_outstanding
           AND push_registrations.transport = EXCLUDED.transport
           AND push_registrations.token = EXCLUDED.token,
+        backoff_until = CASE WHEN push_registrations.token = EXCLUDED.token AND push_registrations.transport = EXCLUDED.transport
+          THEN push_registrations.backoff_until END,
+        backoff_count = CASE WHEN push_registrations.token = EXCLUDED.token AND push_registrations.transport = EXCLUDED.transport
+          THEN push_registrations.backoff_count ELSE 0 END,
+        backoff_reason = CASE WHEN push_registrations.token = EXCLUDED.token AND push_registrations.transport = EXCLUDED.transport
+          THEN push_registrations.backoff_reason END,
+        backoff_origin = CASE WHEN push_registrations.token = EXCLUDED.token AND push_registrations.transport = EXCLUDED.transport
+          THEN push_registrations.backoff_origin END,
         failures = 0,
         updated_at = now()
       RETURNING transport, created_at, updated_at, up_p256dh IS NOT NULL AS encrypted

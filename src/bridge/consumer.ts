@@ -10,7 +10,8 @@
  * resolves: no event is left delivered-but-unacknowledged to wait out its ack wait.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { JsMsg, NatsConnection } from 'nats';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { jetstream, type JsMsg } from '@nats-io/jetstream';
 import type { Logger } from '../log.js';
 import { Semaphore } from './concurrency.js';
 import type { Intake } from './intake.js';
@@ -19,8 +20,11 @@ export interface ConsumerLoopOptions {
   readonly maxInFlight: number;
   /** How long one pull request waits for events; bounds how long `stop()` waits for it. */
   readonly pullExpiresMs?: number;
-  /** Called after a failed fetch, e.g. to recreate a stream or consumer that went missing. */
-  readonly recover?: () => Promise<unknown>;
+  /**
+   * Called after a failed fetch, e.g. to recreate a stream or consumer that went missing;
+   * `lastSeenAt` is when the last fetch that succeeded began (the consumer existed then).
+   */
+  readonly recover?: (lastSeenAt: Date | undefined) => Promise<unknown>;
 }
 
 export interface RunningConsumer {
@@ -34,11 +38,12 @@ export async function startConsumerLoop(
   options: ConsumerLoopOptions,
   log: Logger,
 ): Promise<RunningConsumer> {
-  const consumer = await nc.jetstream().consumers.get(intake.stream, intake.consumer);
+  const consumer = await jetstream(nc).consumers.get(intake.stream, intake.consumer);
   const slots = new Semaphore(options.maxInFlight);
   const handlers = new Set<Promise<void>>();
   const stopped = new AbortController();
   let stopping = false;
+  let lastSeenAt: Date | undefined;
 
   /** Runs the handler in a slot the caller already holds; the slot is freed when it settles. */
   const start = (msg: JsMsg) => {
@@ -74,11 +79,13 @@ export async function startConsumerLoop(
         break;
       }
       try {
+        const began = new Date();
         await fetchOnce(reserved);
+        lastSeenAt = began;
       } catch (error) {
         if (stopping) break;
         log.warn({ err: String(error) }, 'JetStream fetch failed; retrying');
-        await options.recover?.().catch((e: unknown) => log.error({ err: String(e) }, 'could not recover the JetStream intake'));
+        await options.recover?.(lastSeenAt).catch((e: unknown) => log.error({ err: String(e) }, 'could not recover the JetStream intake'));
         await sleep(1_000, undefined, { signal: stopped.signal }).catch(() => undefined); // cut short by stop()
       }
     }

@@ -4,8 +4,9 @@
  * (index.ts) builds the connections; tests start several replicas in one process.
  */
 import type { Client } from '@temporalio/client';
-import type { NatsConnection } from 'nats';
+import type { NatsConnection } from '@nats-io/transport-node';
 import type { DatabasePool } from 'slonik';
+import { processedEventRetentionMs } from '../../activities/maintenance.js';
 import type { Logger } from '../log.js';
 import { startConsumerLoop } from './consumer.js';
 import { createEventHandler, type RetryPolicy } from './handle-event.js';
@@ -40,8 +41,25 @@ export interface EventBridge {
 
 export const defaultRetry: RetryPolicy = { baseDelayMs: 1_000, maxDelayMs: 60_000 };
 
+/**
+ * A consumer that goes missing while the bridge runs is recreated starting this long before
+ * it was last seen, so that events then in flight or waiting for a redelivery come again
+ * (the ledger counts the ones already counted once).
+ */
+export const recreatedConsumerOverlapMs = 5 * 60_000;
+
+/**
+ * Whether the exactly-once ledger keeps a counted event's id as long as the stream can deliver
+ * that event again (a row is written no earlier than its event was published).
+ */
+export function ledgerOutlivesStream(streamMaxAgeMs: number, ledgerRetentionMs: number): boolean {
+  return streamMaxAgeMs > 0 && streamMaxAgeMs <= ledgerRetentionMs;
+}
+
 export async function startEventBridge(deps: EventBridgeDeps, options: EventBridgeOptions = {}): Promise<EventBridge> {
+  const startedAt = new Date();
   const intake = await ensureIntake(deps.nc, options);
+  reportIntake(intake, options, deps.log);
   const handle = createEventHandler({
     pool: deps.pool,
     announce: { client: deps.temporal, taskQueue: deps.taskQueue, concurrency: options.signalConcurrency ?? 16 },
@@ -55,8 +73,39 @@ export async function startEventBridge(deps: EventBridgeDeps, options: EventBrid
     deps.nc,
     intake,
     handle,
-    { maxInFlight: options.maxInFlight ?? 64, pullExpiresMs: options.pullExpiresMs, recover: () => ensureIntake(deps.nc, options) },
+    {
+      maxInFlight: options.maxInFlight ?? 64,
+      pullExpiresMs: options.pullExpiresMs,
+      recover: async (lastSeenAt) => {
+        const startAt = new Date((lastSeenAt ?? startedAt).getTime() - recreatedConsumerOverlapMs);
+        const recovered = await ensureIntake(deps.nc, { ...options, startAt });
+        if (recovered.start.kind !== 'resumed') {
+          deps.log.warn({ stream: recovered.stream, consumer: recovered.consumer, startAt }, 'JetStream consumer was missing: recreated, starting before it was last seen');
+        }
+      },
+    },
     deps.log,
   );
   return { intake, stop: () => consumer.stop() };
+}
+
+/** Says at start where the consumer starts, and whether the ledger outlives the stream's redeliveries. */
+function reportIntake(intake: Intake, options: EventBridgeOptions, log: Logger): void {
+  const where = { stream: intake.stream, consumer: intake.consumer };
+  if (intake.start.kind === 'resumed') {
+    log.info(where, 'JetStream consumer exists: resuming where it was');
+    if (options.startAt !== undefined) log.warn({ ...where, startAt: options.startAt }, 'start time ignored: the consumer exists and resumes where it was');
+  } else if (intake.start.kind === 'new-messages') {
+    log.info(where, 'JetStream consumer created: starting at messages published from now on');
+  } else {
+    log.info({ ...where, startAt: intake.start.at }, 'JetStream consumer created: starting at the start time');
+  }
+  if (!ledgerOutlivesStream(intake.streamMaxAgeMs, processedEventRetentionMs)) {
+    log.warn(
+      { ...where, streamMaxAgeMs: intake.streamMaxAgeMs, ledgerRetentionMs: processedEventRetentionMs },
+      `the stream keeps messages ${intake.streamMaxAgeMs === 0 ? 'regardless of age' : 'longer'} than the exactly-once ledger keeps their ids ` +
+        `(${processedEventRetentionMs / 86_400_000} days): an event redelivered later than that would be counted twice. ` +
+        'Give the stream a max_age no longer than that',
+    );
+  }
 }

@@ -12,7 +12,7 @@
  * Valid events go through a per-channel batcher: the events of one channel in flight at once
  * are recorded in one transaction (see keyed-batcher.ts and record-events.ts).
  */
-import type { JsMsg } from 'nats';
+import type { JsMsg } from '@nats-io/jetstream';
 import type { DatabasePool } from 'slonik';
 import type { Logger } from '../log.js';
 import { announceToDevices, type AnnounceTarget } from './announce.js';

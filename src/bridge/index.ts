@@ -3,33 +3,37 @@
  * intake of MESSAGE_CREATE → push_pending → pending signals) and the ops listener. Stopping
  * stops pulling, finishes the events in flight, then closes the connections.
  */
-import { connect } from 'nats';
-import { sql } from 'slonik';
-import type { Config } from '../config/index.js';
-import { createDatabasePool } from '../db/pool.js';
+import { connect } from '@nats-io/transport-node';
+import type { BridgeConfig } from '../config/index.js';
+import { checkDatabase } from '../db/check.js';
+import { openDatabase } from '../db/verify.js';
+import { StartupError } from '../startup-error.js';
 import type { Logger } from '../log.js';
 import { startOpsServer } from '../ops-server.js';
 import { createTemporalClient } from '../../temporal/client.js';
 import { startEventBridge } from './event-bridge.js';
+import { describeNatsFailure, natsConnectionOptions } from './nats-connection.js';
 
 export interface RunningBridge {
   readonly opsPort: number;
   stop(): Promise<void>;
 }
 
-export async function startBridge(config: Config, log: Logger): Promise<RunningBridge> {
-  const pool = await createDatabasePool(config.databaseUrl);
+export async function startBridge(config: BridgeConfig, log: Logger): Promise<RunningBridge> {
+  const pool = await openDatabase(config.databaseUrl, log);
   const temporal = createTemporalClient(config.temporal);
-  const nc = await connect({ servers: [...config.natsServers], name: 'zippchat-push-bridge', maxReconnectAttempts: -1 });
-  const bridge = await startEventBridge({ nc, pool, temporal: temporal.client, taskQueue: config.temporal.taskQueue, log });
+  const nc = await connect(natsConnectionOptions(config.nats, 'zippchat-push-bridge')).catch((error: unknown) => {
+    throw new StartupError(describeNatsFailure(error));
+  });
+  const bridge = await startEventBridge({ nc, pool, temporal: temporal.client, taskQueue: config.temporal.taskQueue, log }, { startAt: config.bridgeStartAt });
   const ops = await startOpsServer(config.http.host, config.bridgeMetricsPort, {
-    postgres: async () => void (await pool.query(sql.unsafe`SELECT 1`)),
+    postgres: () => checkDatabase(pool),
     nats: async () => {
       if (nc.isClosed()) throw new Error('NATS connection closed');
       await nc.flush();
     },
     temporal: () => temporal.check(),
-  });
+  }, log);
   log.info({ stream: bridge.intake.stream, consumer: bridge.intake.consumer, opsPort: ops.port }, 'bridge running');
   return {
     opsPort: ops.port,

@@ -22,7 +22,14 @@ export interface DevStackConfig {
     /** The local FCM stand-in (OAuth token endpoint, FCM HTTP v1, simulated phones' inbox). */
     readonly fcm: number;
   };
+  /**
+   * The environment `make` ran with: the services inherit it, and its service variables win
+   * over the stack's defaults (src/dev/environment.ts).
+   */
+  readonly inherited: Readonly<Record<string, string | undefined>>;
   /** Explicit binary paths; otherwise `.tools/venv/bin`, then PATH. */
+  /** DEV_TEMPORAL: `dev-server` (the CLI's, with its Web UI; default) or `server` (the real server on PostgreSQL with mTLS). */
+  readonly temporal: 'dev-server' | 'server';
   readonly binaries: { readonly temporal?: string; readonly temporalTestServer?: string; readonly natsServer?: string; readonly pgBin?: string };
 }
 
@@ -39,6 +46,8 @@ export function loadDevStackConfig(projectRoot: string, env: Env = process.env):
   };
   return {
     dir: path.resolve(projectRoot, env.DEV_DIR ?? '.dev'),
+    inherited: { ...env },
+    temporal: temporalEngine(env.DEV_TEMPORAL),
     ports: {
       postgres: port('DEV_PG_PORT', 55432),
       nats: port('DEV_NATS_PORT', 54222),
@@ -57,4 +66,10 @@ export function loadDevStackConfig(projectRoot: string, env: Env = process.env):
       pgBin: env.PG_BIN || undefined,
     },
   };
+}
+
+function temporalEngine(value: string | undefined): 'dev-server' | 'server' {
+  if (value === undefined || value === '' || value === 'dev-server') return 'dev-server';
+  if (value === 'server') return 'server';
+  throw new ConfigError('DEV_TEMPORAL', `must be dev-server or server (got "${value}")`);
 }

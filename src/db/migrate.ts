@@ -1,15 +1,22 @@
 /**
  * Applies migrations in golang-migrate's file format (`NNNNNN_name.up.sql` / `.down.sql`) and
- * with its bookkeeping (`schema_migrations(version, dirty)`, one row: the current version),
- * so the host's own golang-migrate and this command agree on what is applied.
+ * with its bookkeeping (`schema_migrations(version, dirty)` in the current schema, one row:
+ * the current version), so the host's own golang-migrate and this command agree on what is
+ * applied, and serialize on the same lock (test/golang-migrate proves both against the real
+ * `migrate` CLI).
  *
- * Safe when several replicas start at once: everything happens under one session-level
- * advisory lock, and each migration commits together with its version row, so a crash leaves
- * either the old or the new version — never a half-applied one.
+ * Safe when several replicas start at once: everything happens under golang-migrate's own
+ * session-level advisory lock, and each migration commits together with its version row, so
+ * a crash or a failing statement leaves either the old or the new version — never a
+ * half-applied one, and never a dirty flag. A dirty flag left by golang-migrate (which marks
+ * the version it is applying dirty until it is done) stops this command, as it stops
+ * golang-migrate, until someone checks the schema and runs `force`.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { crc32 } from 'node:zlib';
 import pg from 'pg';
+import { postgresConnection } from './connection.js';
 
 export interface Migration {
   readonly version: number;
@@ -18,8 +25,7 @@ export interface Migration {
   readonly down: string | undefined;
 }
 
-/** Arbitrary but fixed: the lock every replica of this service's migrate command takes. */
-const migrationLockKey = 7_022_022_022;
+export const migrationsTable = 'schema_migrations';
 
 const fileName = /^(\d+)_([A-Za-z0-9_-]+)\.(up|down)\.sql$/;
 
@@ -47,6 +53,27 @@ export function readMigrations(dirs: readonly string[]): Migration[] {
     });
 }
 
+/**
+ * golang-migrate's `database.GenerateAdvisoryLockId(database, schema, table)`: the CRC-32
+ * (IEEE) of `<schema>\0<table>\0<database>`, times 1486364155 as an unsigned 32-bit integer.
+ */
+export function golangMigrateLockId(database: string, schema: string, table = migrationsTable): number {
+  return Math.imul(crc32(`${schema}\0${table}\0${database}`), 1_486_364_155) >>> 0;
+}
+
+/**
+ * The locks golang-migrate's PostgreSQL driver takes for this database, in the order this
+ * command takes them. Its `database` part depends on how golang-migrate was opened:
+ *  - the `migrate` CLI (`-database postgres://…/zippchat`) passes the URL's path, leading
+ *    slash included: `/zippchat`;
+ *  - Go code embedding the library (`postgres.WithInstance`) asks `current_database()`: `zippchat`.
+ * Taking both (always in this order; golang-migrate itself takes only one) serializes this
+ * command with either kind of host.
+ */
+export function golangMigrateLockIds(database: string, schema: string): readonly number[] {
+  return [golangMigrateLockId(`/${database}`, schema), golangMigrateLockId(database, schema)];
+}
+
 export interface MigrationResult {
   readonly from: number | undefined;
   readonly to: number | undefined;
@@ -55,78 +82,119 @@ export interface MigrationResult {
 
 /** Applies every migration above the current version. Idempotent. */
 export async function migrateUp(databaseUrl: string, migrations: readonly Migration[]): Promise<MigrationResult> {
-  return withMigrationLock(databaseUrl, async (client) => {
-    const from = await currentVersion(client);
+  return withMigrationLock(databaseUrl, async (session) => {
+    const from = await session.cleanVersion();
     const applied: string[] = [];
     for (const migration of migrations) {
       if (from !== undefined && migration.version <= from) continue;
-      await inTransaction(client, async () => {
-        await client.query(migration.up);
-        await setVersion(client, migration.version);
+      await session.inTransaction(async () => {
+        await session.client.query(migration.up);
+        await session.setVersion(migration.version);
       });
       applied.push(label(migration));
     }
-    return { from, to: await currentVersion(client), applied };
+    return { from, to: await session.cleanVersion(), applied };
   });
 }
 
 /** Reverts the `steps` most recent applied migrations. */
 export async function migrateDown(databaseUrl: string, migrations: readonly Migration[], steps = 1): Promise<MigrationResult> {
-  return withMigrationLock(databaseUrl, async (client) => {
-    const from = await currentVersion(client);
+  return withMigrationLock(databaseUrl, async (session) => {
+    const from = await session.cleanVersion();
     const applied: string[] = [];
     const done = migrations.filter((m) => from !== undefined && m.version <= from).reverse();
     for (const [index, migration] of done.slice(0, steps).entries()) {
       const down = migration.down;
       if (down === undefined) throw new Error(`migration ${label(migration)} has no .down.sql`);
-      await inTransaction(client, async () => {
-        await client.query(down);
-        await setVersion(client, done[index + 1]?.version);
+      await session.inTransaction(async () => {
+        await session.client.query(down);
+        await session.setVersion(done[index + 1]?.version);
       });
       applied.push(label(migration));
     }
-    return { from, to: await currentVersion(client), applied };
+    return { from, to: await session.cleanVersion(), applied };
   });
+}
+
+/**
+ * Sets the recorded version and clears the dirty flag, changing nothing else — golang-migrate's
+ * `force`, for after a failed migration was repaired by hand. `undefined` empties the table.
+ */
+export async function forceVersion(databaseUrl: string, version: number | undefined): Promise<MigrationResult> {
+  return withMigrationLock(databaseUrl, async (session) => {
+    const from = await session.version();
+    await session.inTransaction(() => session.setVersion(version));
+    return { from: from?.version, to: version, applied: [] };
+  });
+}
+
+export class DirtyDatabaseError extends Error {
+  constructor(readonly version: number) {
+    super(
+      `${migrationsTable} is dirty at version ${version}: a migration was interrupted or failed part-way (golang-migrate marks ` +
+        `the version it applies dirty until it is done). Check the schema by hand, then run "migrate force <version>" ` +
+        `(this command's or golang-migrate's) with the version the schema is really at`,
+    );
+    this.name = 'DirtyDatabaseError';
+  }
+}
+
+interface MigrationSession {
+  readonly client: pg.Client;
+  version(): Promise<{ version: number; dirty: boolean } | undefined>;
+  /** The current version; throws `DirtyDatabaseError` if it is dirty. */
+  cleanVersion(): Promise<number | undefined>;
+  setVersion(version: number | undefined): Promise<void>;
+  inTransaction(work: () => Promise<void>): Promise<void>;
 }
 
 /**
  * Migration files hold several statements, which slonik refuses by design; they run on a
  * plain `pg` client (simple query protocol), as golang-migrate runs them.
  */
-async function withMigrationLock<T>(databaseUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: databaseUrl });
+async function withMigrationLock<T>(databaseUrl: string, work: (session: MigrationSession) => Promise<T>): Promise<T> {
+  const { url, ssl } = postgresConnection(databaseUrl);
+  const client = new pg.Client({ connectionString: url, ssl, application_name: 'zippchat-push migrate' });
   await client.connect();
   try {
-    await client.query('SELECT pg_advisory_lock($1)', [migrationLockKey]);
-    await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version bigint NOT NULL PRIMARY KEY, dirty boolean NOT NULL)');
-    return await work(client);
+    const { rows } = await client.query<{ database: string; schema: string | null }>('SELECT current_database() AS database, current_schema() AS schema');
+    const { database, schema } = rows[0]!;
+    if (schema === null) throw new Error('no current schema (search_path names no existing schema): nowhere to keep schema_migrations');
+    for (const id of golangMigrateLockIds(database, schema)) await client.query('SELECT pg_advisory_lock($1)', [id]);
+    const table = `${client.escapeIdentifier(schema)}.${client.escapeIdentifier(migrationsTable)}`;
+    // golang-migrate's definition, word for word.
+    await client.query(`CREATE TABLE IF NOT EXISTS ${table} (version bigint not null primary key, dirty boolean not null)`);
+    const version = async () => {
+      const result = await client.query<{ version: string; dirty: boolean }>(`SELECT version::text AS version, dirty FROM ${table} LIMIT 1`);
+      const row = result.rows[0];
+      return row === undefined ? undefined : { version: Number(row.version), dirty: row.dirty };
+    };
+    return await work({
+      client,
+      version,
+      async cleanVersion() {
+        const current = await version();
+        if (current?.dirty === true) throw new DirtyDatabaseError(current.version);
+        return current?.version;
+      },
+      async setVersion(next) {
+        await client.query(`DELETE FROM ${table}`);
+        if (next !== undefined) await client.query(`INSERT INTO ${table} (version, dirty) VALUES ($1, false)`, [next]);
+      },
+      async inTransaction(step) {
+        await client.query('BEGIN');
+        try {
+          await step();
+          await client.query('COMMIT');
+        } catch (error) {
+          await client.query('ROLLBACK');
+          throw error;
+        }
+      },
+    });
   } finally {
-    await client.end(); // ends the session, which releases the advisory lock
+    await client.end(); // ends the session, which releases the advisory locks
   }
-}
-
-async function inTransaction(client: pg.Client, work: () => Promise<void>): Promise<void> {
-  await client.query('BEGIN');
-  try {
-    await work();
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK');
-    throw error;
-  }
-}
-
-async function currentVersion(client: pg.Client): Promise<number | undefined> {
-  const { rows } = await client.query<{ version: string; dirty: boolean }>('SELECT version::text AS version, dirty FROM schema_migrations LIMIT 1');
-  const row = rows[0];
-  if (row === undefined) return undefined;
-  if (row.dirty) throw new Error(`schema_migrations is dirty at version ${row.version}: fix the schema by hand, then clear the flag`);
-  return Number(row.version);
-}
-
-async function setVersion(client: pg.Client, version: number | undefined): Promise<void> {
-  await client.query('DELETE FROM schema_migrations');
-  if (version !== undefined) await client.query('INSERT INTO schema_migrations (version, dirty) VALUES ($1, false)', [version]);
 }
 
 function label(migration: Migration): string {

@@ -1,9 +1,10 @@
 /**
  * The PostgreSQL pool (slonik). Ids are 64-bit snowflakes: `int8` stays a decimal string
  * (JSON carries them as strings, and a JS number would lose precision); `timestamptz`
- * becomes a `Date`.
+ * becomes a `Date`. TLS settings come from the URL (see connection.ts).
  */
 import { createPool, type DatabasePool } from 'slonik';
+import { postgresConnection } from './connection.js';
 
 export type { DatabasePool } from 'slonik';
 
@@ -14,7 +15,9 @@ export interface PoolOptions {
 }
 
 export async function createDatabasePool(databaseUrl: string, options: PoolOptions = {}): Promise<DatabasePool> {
-  return createPool(databaseUrl, {
+  const { url, ssl } = postgresConnection(databaseUrl);
+  return createPool(url, {
+    ...(ssl === false ? {} : { ssl }),
     maximumPoolSize: options.maximumPoolSize ?? 10,
     statementTimeout: options.statementTimeoutMs ?? 30_000,
     idleInTransactionSessionTimeout: 60_000,

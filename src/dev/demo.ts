@@ -4,26 +4,35 @@
  * afterwards, so a message you publish to them shows up in this terminal too.
  */
 import { Client, Connection } from '@temporalio/client';
-import { connect } from 'nats';
+import { connect } from '@nats-io/transport-node';
 import path from 'node:path';
+import { loadConfig } from '../config/index.js';
 import { createDatabasePool } from '../db/pool.js';
+import { temporalConnectionOptions } from '../../temporal/connection.js';
 import { projectRoot } from '../paths.js';
 import { runDemoScenario, type DemoReport } from '../simulator/demo/scenario.js';
 import type { StackInfo } from './stack.js';
 
 export async function runDemo(info: StackInfo): Promise<void> {
   const write = (line: string) => process.stdout.write(`${line}\n`);
-  const pool = await createDatabasePool(info.env.DATABASE_URL!, { maximumPoolSize: 2 });
+  // The stack's environment as the processes read it (secrets may be files, Temporal may want TLS).
+  const api = loadConfig('api', info.env);
+  if (api.jwt.key.kind !== 'secret') {
+    write('\nNo demonstration: it signs its phones\' tokens with JWT_SECRET, and the JWT key in force is a public key.');
+    return;
+  }
+  const jwtSecret = new TextDecoder().decode(api.jwt.key.key);
+  const pool = await createDatabasePool(api.databaseUrl, { maximumPoolSize: 2 });
   const nc = await connect({ servers: info.env.NATS_URL!, name: 'zippchat-demo' });
-  const connection = await Connection.connect({ address: info.env.TEMPORAL_ADDRESS! });
+  const connection = await Connection.connect(temporalConnectionOptions(api.temporal));
   try {
     const demo = await runDemoScenario({
       apiUrl: info.urls.api,
       pool,
       temporal: new Client({ connection }),
-      namespace: info.env.TEMPORAL_NAMESPACE ?? 'default',
+      namespace: api.temporal.namespace,
       nc,
-      jwtSecret: info.env.JWT_SECRET!,
+      jwtSecret,
       fcmStandInUrl: info.urls.fcmStandIn,
       temporalUiUrl: info.urls.temporalUi || undefined,
       write,

@@ -1,7 +1,8 @@
 /** nats-server with JetStream and a file store under the stack's dir. */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { connect } from 'nats';
+import { connect } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { startDaemon, waitFor } from './daemons.js';
 
 export interface NatsOptions {
@@ -28,7 +29,7 @@ export async function startNats(options: NatsOptions): Promise<string> {
 async function jetStreamReady(url: string): Promise<boolean> {
   const nc = await connect({ servers: url, timeout: 1_000, reconnect: false });
   try {
-    await (await nc.jetstreamManager()).getAccountInfo();
+    await (await jetstreamManager(nc)).getAccountInfo();
     return true;
   } finally {
     await nc.close();

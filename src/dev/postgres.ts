@@ -7,7 +7,7 @@
  * `<dir>/postgres`, and `removeCluster` deletes them with the stack.
  */
 import { execFile } from 'node:child_process';
-import { chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { chmodSync, chownSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -21,6 +21,8 @@ export interface PostgresOptions {
   readonly port: number;
   /** Trade durability for speed (tests): fsync and synchronous commit off. */
   readonly fast?: boolean;
+  /** Serve TLS with this certificate and key (copied next to the data, owned by the server's user). */
+  readonly tls?: { readonly certFile: string; readonly keyFile: string };
 }
 
 export interface PostgresCluster {
@@ -77,6 +79,7 @@ export async function startPostgres(options: PostgresOptions): Promise<PostgresC
     `-c listen_addresses=127.0.0.1`,
     `-c max_connections=300`,
     ...(options.fast ? ['-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off'] : []),
+    ...(options.tls === undefined ? [] : tlsSettings(root, options.tls, owner)),
   ].join(' ');
   const status = await asOwner('pg_ctl', ['-D', data, 'status']).then(
     () => 'running',
@@ -101,6 +104,19 @@ export async function stopPostgres(pgBin: string, dir: string): Promise<void> {
   const pgCtl = path.join(pgBin, 'pg_ctl');
   const args = ['-D', data, '-m', 'fast', '-w', 'stop'];
   await (owner === undefined ? run(pgCtl, args) : run('runuser', ['-u', owner.name, '--', pgCtl, ...args])).catch(() => undefined);
+}
+
+/** PostgreSQL refuses a key file others can read: copies both files into the cluster's root, mode 0600. */
+function tlsSettings(root: string, tls: { certFile: string; keyFile: string }, owner: Owner | undefined): string[] {
+  const cert = path.join(root, 'server.crt');
+  const key = path.join(root, 'server.key');
+  copyFileSync(tls.certFile, cert);
+  copyFileSync(tls.keyFile, key);
+  for (const file of [cert, key]) {
+    chmodSync(file, 0o600);
+    if (owner !== undefined) chownSync(file, owner.uid, owner.gid);
+  }
+  return ['-c ssl=on', `-c ssl_cert_file=${cert}`, `-c ssl_key_file=${key}`];
 }
 
 interface Owner {

@@ -6,7 +6,8 @@
  */
 import { randomInt } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { connect } from 'nats';
+import { connect } from '@nats-io/transport-node';
+import { jetstream } from '@nats-io/jetstream';
 
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
@@ -19,7 +20,7 @@ async function main(): Promise<void> {
   const event = { id, channel_id: values.channel, author_id: values.author, created_at: new Date().toISOString() };
   const nc = await connect({ servers: values.nats });
   try {
-    await nc.jetstream().publish(`channel.${values.channel}.MESSAGE_CREATE`, JSON.stringify(event), { msgID: `message-${id}` });
+    await jetstream(nc).publish(`channel.${values.channel}.MESSAGE_CREATE`, JSON.stringify(event), { msgID: `message-${id}` });
   } finally {
     await nc.drain();
   }

@@ -1,10 +1,13 @@
 /**
  * Finds the native programs the dev stack and the tests run. Nothing is downloaded here:
- * `tools/install.sh` (run by every make target) installs them beforehand.
+ * `tools/install.sh` (run by every make target) and `tools/go-tools.sh` (`make test`) install
+ * them beforehand.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { DevStackConfig } from '../config/dev.js';
+import type { TemporalServerBinaries } from './temporal-server.js';
 import { projectRoot } from '../paths.js';
 
 export interface Binaries {
@@ -13,6 +16,25 @@ export interface Binaries {
   readonly natsServer: string;
   /** Directory holding initdb, pg_ctl and postgres. */
   readonly pgBin: string;
+}
+
+/**
+ * The real Temporal server and its SQL schema tool, built from their Go module into .tools/bin
+ * by tools/go-tools.sh (only needed when a stack runs the real server: DEV_TEMPORAL=server, the
+ * cluster tier), and the schemas, which ship in that module's source in Go's module cache.
+ */
+export function findTemporalServer(): TemporalServerBinaries {
+  const server = findGoTool('temporal-server');
+  const sqlTool = findGoTool('temporal-sql-tool');
+  const line = readFileSync(path.join(projectRoot, 'tools', 'go-tools.txt'), 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('temporal-server '));
+  const version = /@(v[\w.-]+)/.exec(line ?? '')?.[1];
+  if (version === undefined) throw new Error('tools/go-tools.txt names no temporal-server version');
+  const moduleCache = execFileSync('go', ['env', 'GOMODCACHE'], { encoding: 'utf8' }).trim();
+  const schemaDir = path.join(moduleCache, `go.temporal.io/server@${version}`, 'schema', 'postgresql', 'v12');
+  if (!existsSync(schemaDir)) throw new Error(`${schemaDir} not found: run tools/go-tools.sh (make test does), which fetches the Temporal server module`);
+  return { server, sqlTool, schemaDir };
 }
 
 export function findBinaries(binaries: DevStackConfig['binaries']): Binaries {
@@ -30,6 +52,16 @@ function findProgram(name: string): string {
   const found = candidates.find((c) => existsSync(c));
   if (found === undefined) throw new Error(`${name} not found: run tools/install.sh (make does) or put it on PATH`);
   return found;
+}
+
+/**
+ * A program of tools/go-tools.txt, built by tools/go-tools.sh into `.tools/bin`. Never taken
+ * from PATH: the tests that use one hold the project to that pinned version.
+ */
+export function findGoTool(name: string): string {
+  const file = path.join(projectRoot, '.tools', 'bin', name);
+  if (!existsSync(file)) throw new Error(`${name} not found in .tools/bin: run tools/go-tools.sh (make test does)`);
+  return file;
 }
 
 function findPgBin(): string {

@@ -2,14 +2,14 @@
  * `push-admin`: the operator's view of an instance, from the service's own configuration
  * (DATABASE_URL, TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_UI_URL):
  *
- *   push-admin device <user_id> <device_id>   registration (no secrets), pending rows, sessions, workflow state, Web UI link
+ *   push-admin device <user_id> <device_id>   registration (no secrets), FCM budget, back-off, pending rows, sessions, workflow state, Web UI link
  *   push-admin count                          registrations by transport, pending rows
  *   push-admin prune <user_id> <device_id>    delete one registration as DELETE /api/push/registration does
  *
  * `--json` prints one JSON document instead of text.
  */
 import { parseArgs } from 'node:util';
-import type { Config } from '../config/index.js';
+import type { AdminConfig } from '../config/index.js';
 import { createDatabasePool } from '../db/pool.js';
 import { createTemporalClient } from '../../temporal/client.js';
 import { inspectDevice } from './device-report.js';
@@ -57,7 +57,7 @@ export function parseAdminArgs(args: readonly string[]): AdminCommand {
  * Runs one command; returns the process exit code: 0, or 4 when the device has no
  * registration. The configuration is loaded only when a command needs it (`help` does not).
  */
-export async function runAdmin(command: AdminCommand, loadConfig: () => Config, out: (line: string) => void): Promise<number> {
+export async function runAdmin(command: AdminCommand, loadConfig: () => AdminConfig, out: (line: string) => void): Promise<number> {
   if (command.command === 'help') {
     out(adminUsage);
     return 0;
@@ -73,7 +73,7 @@ export async function runAdmin(command: AdminCommand, loadConfig: () => Config, 
       return 0;
     }
     if (command.command === 'device') {
-      const deps = { pool, temporal: temporal.client, namespace: config.temporal.namespace, uiUrl: config.temporal.uiUrl };
+      const deps = { pool, temporal: temporal.client, namespace: config.temporal.namespace, uiUrl: config.temporal.uiUrl, fcmBudget: config.fcmBudget };
       const report = await inspectDevice(deps, command.userId, command.deviceId);
       print(report, formatDeviceReport(report));
       return report.registration === null ? 4 : 0;

@@ -1,13 +1,16 @@
 /**
  * What an operator may see of one device: its registration without secrets (transport,
- * whether encrypted, times, failures, wake state), its pending rows, whether it still has a
- * live session, and its workflow (status and the `state` query). Never the token, the
- * endpoint or the keys: the SELECTs below do not even read them.
+ * whether encrypted, times, failures, wake state, the FCM wake budget left and any back-off in
+ * force), its pending rows, whether it still has a live session, and its workflow (status and
+ * the `state` query). Never the token, the endpoint or the keys: the SELECTs below do not even
+ * read them.
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { sql } from 'slonik';
 import { z } from 'zod';
+import type { FcmBudgetConfig } from '../config/index.js';
 import type { DatabasePool } from '../db/pool.js';
+import { budgetLeft } from '../../workflows/fcm-budget.js';
 import { registrationWorkflowId } from '../../temporal/names.js';
 import { stateQuery, type RegistrationStateView } from '../../workflows/registration-messages.js';
 
@@ -20,6 +23,10 @@ const registrationRow = z.object({
   failures: z.number(),
   created_at: z.date(),
   updated_at: z.date(),
+  fcm_budget_tat: z.date().nullable(),
+  backoff_until: z.date().nullable(),
+  backoff_reason: z.string().nullable(),
+  backoff_count: z.number(),
 });
 
 const pendingRow = z.object({
@@ -48,10 +55,19 @@ export interface WorkflowSummary {
   readonly webUiUrl: string | undefined;
 }
 
+/** What decides, beyond coalescing, when the device may be woken (issues 12 and 19). */
+export interface DeliverySummary {
+  /** FCM with a budget (as this tool's configuration says): wakes that could go out back to back now. */
+  readonly budget: { readonly burst: number; readonly left: number; readonly leftForServerChannels: number; readonly refillMs: number; readonly dmReserve: number } | null;
+  /** A back-off in force now: no wake before `until`. */
+  readonly backoff: { readonly until: Date; readonly reason: string | null; readonly inARow: number } | null;
+}
+
 export interface DeviceReport {
   readonly userId: string;
   readonly deviceId: string;
   readonly registration: RegistrationSummary | null;
+  readonly delivery: DeliverySummary | null;
   readonly pending: readonly PendingSummary[];
   /** Unrevoked, unexpired refresh_tokens rows: none ⇒ maintenance prunes the registration. */
   readonly liveSessions: number;
@@ -63,13 +79,16 @@ export interface OperationsDeps {
   readonly temporal: Client;
   readonly namespace: string;
   readonly uiUrl: string | undefined;
+  /** The FCM wake budget the workers run with (the tool's own PUSH_FCM_* variables). */
+  readonly fcmBudget?: FcmBudgetConfig;
   /** Deadline of each Temporal call. */
   readonly temporalDeadlineMs?: number;
 }
 
 export async function inspectDevice(deps: OperationsDeps, userId: string, deviceId: string): Promise<DeviceReport> {
   const registration = await deps.pool.maybeOne(sql.type(registrationRow)`
-    SELECT id, transport, up_p256dh IS NOT NULL AS encrypted, wake_outstanding, last_woken_at, failures, created_at, updated_at
+    SELECT id, transport, up_p256dh IS NOT NULL AS encrypted, wake_outstanding, last_woken_at, failures, created_at, updated_at,
+           fcm_budget_tat, backoff_until, backoff_reason, backoff_count
     FROM push_registrations WHERE user_id = ${userId} AND device_id = ${deviceId}`);
   const pending =
     registration === null
@@ -80,7 +99,26 @@ export async function inspectDevice(deps: OperationsDeps, userId: string, device
   const liveSessions = await deps.pool.oneFirst(sql.type(z.object({ count: z.number() }))`
     SELECT count(*)::int AS count FROM refresh_tokens
     WHERE user_id = ${userId} AND device_id = ${deviceId} AND revoked_at IS NULL AND expires_at > now()`);
-  return { userId, deviceId, registration, pending, liveSessions, workflow: await describeWorkflow(deps, userId, deviceId) };
+  const delivery = registration === null ? null : deliverySummary(registration, deps.fcmBudget, Date.now());
+  return { userId, deviceId, registration, delivery, pending, liveSessions, workflow: await describeWorkflow(deps, userId, deviceId) };
+}
+
+export function deliverySummary(registration: RegistrationSummary, budget: FcmBudgetConfig | undefined, now: number): DeliverySummary {
+  const tat = registration.fcm_budget_tat?.getTime() ?? null;
+  const budgeted = registration.transport === 'fcm' && budget !== undefined && budget.burst > 0;
+  const until = registration.backoff_until;
+  return {
+    budget: !budgeted
+      ? null
+      : {
+          burst: budget.burst,
+          left: budgetLeft(budget, tat, now, 'high'),
+          leftForServerChannels: budgetLeft(budget, tat, now, 'normal'),
+          refillMs: budget.refillMs,
+          dmReserve: budget.dmReserve,
+        },
+    backoff: until === null || until.getTime() <= now ? null : { until, reason: registration.backoff_reason, inARow: registration.backoff_count },
+  };
 }
 
 export function webUiLink(uiUrl: string | undefined, namespace: string, workflowId: string): string | undefined {

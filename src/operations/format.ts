@@ -14,8 +14,15 @@ export function formatDeviceReport(report: DeviceReport): string[] {
       `  registration   #${r.id}, ${r.transport}${r.transport === 'unifiedpush' ? (r.encrypted ? ', RFC 8291 keys (encrypted wakes)' : ', no keys (clear wakes)') : ''}`,
       `  created        ${time(r.created_at)}   updated ${time(r.updated_at)}`,
       `  wake           ${r.wake_outstanding ? 'outstanding (sent, not yet drained)' : 'none outstanding'}; last woken ${time(r.last_woken_at)}`,
-      `  failures       ${r.failures} consecutive transient${r.failures > 0 ? ' (10 prune the registration)' : ''}`,
+      `  failures       ${r.failures} consecutive, counted against the endpoint${r.failures > 0 ? ' (10 prune the registration)' : ''}`,
     );
+    const d = report.delivery;
+    if (d?.budget) {
+      const b = d.budget;
+      lines.push(`  FCM budget     ${b.left} of ${b.burst} wakes left now (${b.leftForServerChannels} for server channels, ${b.dmReserve} kept for DMs); one more every ${b.refillMs / 1000} s`);
+    }
+    if (d?.backoff) lines.push(`  back-off       no wake before ${time(d.backoff.until)}: ${d.backoff.reason ?? 'backing off'} (${d.backoff.inARow} in a row)`);
+    else if (d !== null) lines.push('  back-off       none');
   }
   lines.push(`  sessions       ${report.liveSessions} live${report.liveSessions === 0 && r !== null ? ' — no live session: maintenance prunes this registration' : ''}`);
   lines.push(`  pending        ${report.pending.length === 0 ? 'nothing' : `${report.pending.length} channel(s)`}`);
@@ -27,7 +34,9 @@ export function formatDeviceReport(report: DeviceReport): string[] {
   if (w.state !== undefined) {
     const s = w.state;
     const next = s.nextTimer === null ? 'no timer' : `next check ${s.nextTimer.at} (${s.nextTimer.reason})`;
-    lines.push(`  state          ${s.transport}; outstanding ${s.outstanding}; last wake ${s.lastWakeAt ?? 'never'}; ${next}; ${s.wakesThisRun} wake(s) this run`);
+    const budget = s.budget ? `; FCM budget ${s.budget.left}/${s.budget.burst}` : '';
+    const backoff = s.backoff ? `; backing off until ${s.backoff.until}` : '';
+    lines.push(`  state          ${s.transport}; outstanding ${s.outstanding}; last wake ${s.lastWakeAt ?? 'never'}; ${next}; ${s.wakesThisRun} wake(s) this run${budget}${backoff}`);
   } else if (w.stateError !== undefined) lines.push(`  state          unavailable: ${w.stateError}`);
   if (w.webUiUrl !== undefined) lines.push(`  Web UI         ${w.webUiUrl}`);
   return lines;

@@ -6,9 +6,9 @@
  * the default runtime (no SDK metrics).
  */
 import { Runtime } from '@temporalio/worker';
-import type { Config } from '../config/index.js';
+import type { WorkerConfig } from '../config/index.js';
 
-export function installSdkMetrics(config: Config): string | undefined {
+export function installSdkMetrics(config: Pick<WorkerConfig, 'http' | 'workerSdkMetricsPort'>): string | undefined {
   if (config.workerSdkMetricsPort === 0) return undefined;
   const host = config.http.host.includes(':') ? `[${config.http.host}]` : config.http.host;
   const bindAddress = `${host}:${config.workerSdkMetricsPort}`;

@@ -65,6 +65,10 @@ export interface FakeDistributor {
   readonly problems: readonly string[];
   /** Answers the next messages with these, in order (checked messages only). */
   script(...answers: DistributorAnswer[]): void;
+  /** Answers every checked message with this (after the scripted ones) until called with undefined: the server is down. */
+  answerAll(answer: DistributorAnswer | undefined): void;
+  /** Answers every checked message to this endpoint with this (before anything else) until called with undefined. */
+  answerFor(endpoint: string, answer: DistributorAnswer | undefined): void;
   /** Called with each message as it is recorded. */
   onMessage(listener: (message: DistributorMessage) => void): void;
   close(): Promise<void>;
@@ -90,6 +94,8 @@ export async function startDistributor(options: DistributorOptions = {}): Promis
   const received: DistributorMessage[] = [];
   const problems: string[] = [];
   const scripted: DistributorAnswer[] = [];
+  const perEndpoint = new Map<string, DistributorAnswer>();
+  let always: DistributorAnswer | undefined;
   const listeners: Array<(message: DistributorMessage) => void> = [];
   let origin = '';
 
@@ -98,7 +104,8 @@ export async function startDistributor(options: DistributorOptions = {}): Promis
       const path = new URL(request.path, origin).pathname;
       if (request.method !== 'POST' || !devices.has(path)) return void response.writeHead(404).end();
       const found = await inspect(request, devices.get(path) ?? null, origin, options.vapidPublicKey);
-      const answer: DistributorAnswer = found.problems.length > 0 ? { status: 400 } : (scripted.shift() ?? { status: options.acceptStatus ?? 201 });
+      const answer: DistributorAnswer =
+        found.problems.length > 0 ? { status: 400 } : (perEndpoint.get(path) ?? scripted.shift() ?? always ?? { status: options.acceptStatus ?? 201 });
       const message: DistributorMessage = { ...found, at: new Date(), endpoint: `${origin}${path}`, answered: 'hang' in answer ? undefined : answer.status };
       received.push(message);
       problems.push(...found.problems);
@@ -122,6 +129,8 @@ export async function startDistributor(options: DistributorOptions = {}): Promis
     received,
     problems,
     script: (...answers) => void scripted.push(...answers),
+    answerAll: (answer) => void (always = answer),
+    answerFor: (endpoint, answer) => void (answer === undefined ? perEndpoint.delete(pathOf(endpoint)) : perEndpoint.set(pathOf(endpoint), answer)),
     onMessage: (listener) => void listeners.push(listener),
     close: server.close,
   };

@@ -14,7 +14,9 @@ import { z } from 'zod';
 export type FcmVerdict =
   /** `guarded`: only prune while the prune breaker is closed. */
   | { readonly kind: 'dead'; readonly reason: string; readonly guarded: boolean }
-  | { readonly kind: 'transient'; readonly reason: string; readonly minRetryMs?: number }
+  | { readonly kind: 'transient'; readonly reason: string }
+  /** A quota answer: back off (at least `minRetryMs`), never count it against the device. */
+  | { readonly kind: 'rate-limited'; readonly reason: string; readonly minRetryMs: number }
   | { readonly kind: 'config-error'; readonly reason: string }
   /** Our OAuth token was refused: fetch a new one and send once more. */
   | { readonly kind: 'refresh-token'; readonly reason: string };
@@ -22,7 +24,8 @@ export type FcmVerdict =
 type Rule =
   | { readonly kind: 'dead'; readonly guarded: boolean }
   | { readonly kind: 'dead-if-about-token' }
-  | { readonly kind: 'transient'; readonly minRetryMs?: number }
+  | { readonly kind: 'transient' }
+  | { readonly kind: 'rate-limited' }
   | { readonly kind: 'config-error' }
   | { readonly kind: 'refresh-token' };
 
@@ -37,12 +40,15 @@ const rules: Readonly<Record<string, Rule>> = {
   // `message.token`; otherwise it is our payload or configuration, and the answer would be
   // the same for every device — so no pruning, and no point retrying soon.
   INVALID_ARGUMENT: { kind: 'dead-if-about-token' },
-  // 403: the token was minted for another Firebase project. Dead for us — unless *every*
-  // token says so, which means our project id or service account is wrong (the breaker).
+  // 403: the token was minted for another Firebase project. Dead for us — unless *many*
+  // tokens say so, which means our project id or service account is wrong: it goes through
+  // the prune breaker, which stops pruning on it (and alerts) when it hits many devices.
   SENDER_ID_MISMATCH: { kind: 'dead', guarded: true },
-  // 429: the project's or this device's quota is used up: back off ≥ 1 min, honour Retry-After.
-  QUOTA_EXCEEDED: { kind: 'transient', minRetryMs: quotaBackoffMs },
-  // 503 / 500: FCM is overloaded or failed; retry with back-off, honour Retry-After.
+  // 429: the project's or this device's quota is used up: back off ≥ 1 min, honour
+  // Retry-After; a rate limit, never a failure of the device (never counted, never pruned).
+  QUOTA_EXCEEDED: { kind: 'rate-limited' },
+  // 503 / 500: FCM is overloaded or failed; retry with back-off, honour Retry-After. Counted
+  // against the device only while FCM delivers to other tokens (the outage detector).
   UNAVAILABLE: { kind: 'transient' },
   INTERNAL: { kind: 'transient' },
   // 400/500 with no further information: nothing says the token is dead.
@@ -58,7 +64,7 @@ const rules: Readonly<Record<string, Rule>> = {
   // 404 without UNREGISTERED: the project or the URL is wrong, not the token.
   NOT_FOUND: { kind: 'config-error' },
   // 429 in its generic spelling.
-  RESOURCE_EXHAUSTED: { kind: 'transient', minRetryMs: quotaBackoffMs },
+  RESOURCE_EXHAUSTED: { kind: 'rate-limited' },
   // 504 / 409: the request did not complete; trying again is safe (a duplicate wake collapses).
   DEADLINE_EXCEEDED: { kind: 'transient' },
   ABORTED: { kind: 'transient' },
@@ -80,8 +86,8 @@ export function classifyFcmError(httpStatus: number, body: unknown): FcmVerdict 
         : { kind: 'config-error', reason: `${reason} (not about the token: our request is wrong)` };
     case 'dead':
       return { kind: 'dead', reason, guarded: rule.guarded };
-    case 'transient':
-      return rule.minRetryMs === undefined ? { kind: 'transient', reason } : { kind: 'transient', reason, minRetryMs: rule.minRetryMs };
+    case 'rate-limited':
+      return { kind: 'rate-limited', reason, minRetryMs: quotaBackoffMs };
     default:
       return { kind: rule.kind, reason };
   }
@@ -90,7 +96,7 @@ export function classifyFcmError(httpStatus: number, body: unknown): FcmVerdict 
 /** When the body names nothing we know (an HTML error page, a proxy): go by HTTP status. */
 function ruleForHttpStatus(status: number): Rule {
   if (status === 401) return { kind: 'refresh-token' };
-  if (status === 429) return { kind: 'transient', minRetryMs: quotaBackoffMs };
+  if (status === 429) return { kind: 'rate-limited' };
   if (status >= 500 || status === 408) return { kind: 'transient' };
   // Any other 4xx: our request is wrong; never a reason to delete a registration.
   return { kind: 'config-error' };

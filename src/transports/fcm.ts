@@ -62,7 +62,8 @@ export function createFcmTransport(options: FcmOptions): Transport {
         bodyCapBytes: options.bodyCapBytes,
       });
     } catch (error) {
-      return { kind: 'transient', reason: `FCM ${describeFailure(error).reason}` };
+      // No answer from Google: our network or FCM as a whole, never the token's doing.
+      return { kind: 'transient', reason: `FCM ${describeFailure(error).reason}`, blame: 'network' };
     }
     if (answer.status >= 200 && answer.status < 300) return { kind: 'delivered' };
     const verdict = classifyFcmError(answer.status, parseJson(answer.body));
@@ -79,9 +80,12 @@ export function createFcmTransport(options: FcmOptions): Transport {
         prunesWithheld.inc();
         return { kind: 'config-error', reason: `${verdict.reason}; not pruned: the prune breaker is open` };
       case 'transient': {
-        const retryAfterMs = atLeast(parseRetryAfter(answer.headers['retry-after'], now()), verdict.minRetryMs);
-        return retryAfterMs === undefined ? { kind: 'transient', reason: verdict.reason } : { kind: 'transient', reason: verdict.reason, retryAfterMs };
+        const retryAfterMs = parseRetryAfter(answer.headers['retry-after'], now());
+        const after = retryAfterMs === undefined ? {} : { retryAfterMs };
+        return { kind: 'transient', reason: verdict.reason, blame: 'endpoint', ...after };
       }
+      case 'rate-limited':
+        return { kind: 'rate-limited', reason: verdict.reason, retryAfterMs: Math.max(parseRetryAfter(answer.headers['retry-after'], now()) ?? 0, verdict.minRetryMs) };
       case 'config-error':
         return verdict;
     }
@@ -102,12 +106,8 @@ function tokenFailure(error: unknown): SendOutcome {
   if (status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429) {
     return { kind: 'config-error', reason: `OAuth token endpoint refused the service account (${status})` };
   }
-  return { kind: 'transient', reason: status !== undefined ? `OAuth token endpoint answered ${status}` : `OAuth token endpoint ${describeFailure(error).reason}` };
-}
-
-function atLeast(value: number | undefined, floor: number | undefined): number | undefined {
-  if (value === undefined) return floor;
-  return floor === undefined ? value : Math.max(value, floor);
+  const reason = status !== undefined ? `OAuth token endpoint answered ${status}` : `OAuth token endpoint ${describeFailure(error).reason}`;
+  return { kind: 'transient', reason, blame: 'token-endpoint' };
 }
 
 function parseJson(body: Buffer): unknown {

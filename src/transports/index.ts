@@ -1,23 +1,26 @@
 /**
  * The transports of one worker process, built once at start from the configuration:
- * FCM (disabled, answering `config-error`, when there are no credentials) and UnifiedPush.
- * The send activity picks one per registration with `forRegistration` and maps its outcome
- * to the registration's fate; `close` releases the connection pools on shutdown.
+ * FCM (disabled, answering `config-error`, when there are no credentials) and UnifiedPush,
+ * behind the outage detector. The send activity calls `send`, which picks the transport of the
+ * registration, holds the wake back while its origin is in outage (but for a probe now and
+ * then), and judges a failure: the endpoint's own (counted toward the ten) or not.
+ * `close` releases the connection pools on shutdown.
  */
 import { Agent } from 'undici';
-import type { Config } from '../config/index.js';
+import type { WorkerConfig } from '../config/index.js';
 import type { Logger } from '../log.js';
 import { createPruneBreaker, defaultBreaker } from './breaker.js';
 import { createAccessTokens } from './fcm-auth.js';
 import { createFcmTransport } from './fcm.js';
-import { breakerOpen, breakerTrips } from './metrics.js';
+import { breakerOpen, breakerTrips, outageDeferrals, outageGauge, sendFailures } from './metrics.js';
 import { observe } from './observe.js';
+import { createOutageDetector, originKey, parseOriginKey, type OriginKey, type OutageDetector, type OutageDetectorOptions } from './outage-detector.js';
 import { createGuardedAgent, type Resolve } from './safe-http.js';
-import type { RegistrationForSend, Transport } from './types.js';
+import type { Priority, RegistrationForSend, Transport, WakeOutcome, WakeSender } from './types.js';
 import { createUnifiedPushTransport } from './unifiedpush.js';
 import { createVapidSigner } from './vapid.js';
 
-export type { Priority, RegistrationForSend, SendOutcome, Transport, TransportName } from './types.js';
+export type { Priority, RegistrationForSend, SendOutcome, Transport, TransportName, WakeOutcome, WakeSender } from './types.js';
 
 export interface TransportOptions {
   /** Total time for one UnifiedPush request (design §7: 10 s). */
@@ -31,12 +34,19 @@ export interface TransportOptions {
   readonly now?: () => number;
   /** DNS for UnifiedPush host names (tests point names at chosen addresses). */
   readonly resolve?: Resolve;
+  /** The outage detector's windows and thresholds (outage-detector.ts). */
+  readonly outage?: Omit<OutageDetectorOptions, 'onEnter' | 'onExit'>;
 }
 
-export interface Transports {
+export interface Transports extends WakeSender {
   readonly fcm: Transport;
   readonly unifiedpush: Transport;
+  readonly detector: OutageDetector;
   forRegistration(registration: RegistrationForSend): Transport;
+  /** Called when an origin's outage ends (the worker wakes the devices it deferred). */
+  onOutageEnd(listener: (key: OriginKey) => void): void;
+  /** The detector's clock: the latest workflow time a send came with, or the real time if later. */
+  clock(): number;
   close(): Promise<void>;
 }
 
@@ -48,7 +58,10 @@ export const defaults = {
   fcmBodyCapBytes: 64 * 1024,
 } as const;
 
-export function createTransports(config: Config, log: Logger, options: TransportOptions = {}): Transports {
+/** What the transports read of the worker's configuration. */
+export type TransportConfig = Pick<WorkerConfig, 'fcm' | 'unifiedPush'>;
+
+export function createTransports(config: TransportConfig, log: Logger, options: TransportOptions = {}): Transports {
   const transportLog = log.child({ component: 'transports' });
   const upDeadline = options.unifiedPushDeadlineMs ?? defaults.unifiedPushDeadlineMs;
   const upAgent = createGuardedAgent({ allowPrivate: config.unifiedPush.allowPrivate, timeoutMs: upDeadline, resolve: options.resolve });
@@ -64,16 +77,123 @@ export function createTransports(config: Config, log: Logger, options: Transport
   });
   const fcm = createFcm(config, transportLog, fcmAgent, options);
   const observed = { fcm: observe(fcm, transportLog), unifiedpush: observe(unifiedpush, transportLog) };
+  const outageEndListeners: Array<(key: OriginKey) => void> = [];
+  const detector = createOutageDetector({
+    ...options.outage,
+    onEnter: (key, summary) => {
+      updateOutageGauge(detector);
+      transportLog.warn({ alert: 'transport-outage', ...parseOriginKey(key), failing: summary.failed, delivered: summary.delivered }, 'outage: most recent sends to this origin fail; its wakes are held back (a probe now and then) and no failure counts against a device');
+    },
+    onExit: (key, why) => {
+      updateOutageGauge(detector);
+      transportLog.info({ alert: 'transport-outage', ...parseOriginKey(key), why }, 'outage over: the devices it held back are woken');
+      for (const listener of outageEndListeners) listener(key);
+    },
+  });
+  const keys = originKeys(config);
+  let latest = -Infinity;
   return {
     ...observed,
+    detector,
     forRegistration: (registration) => observed[registration.transport],
+    send: (registration, priority, now) => {
+      latest = Math.max(latest, now);
+      return judgedSend(observed[registration.transport], detector, keys, registration, priority, now);
+    },
+    onOutageEnd: (listener) => void outageEndListeners.push(listener),
+    clock: () => Math.max(Date.now(), latest),
     async close() {
       await Promise.all([upAgent.close(), fcmAgent.close()]);
     },
   };
 }
 
-function createFcm(config: Config, log: Logger, dispatcher: Agent, options: TransportOptions): Transport {
+interface OriginKeys {
+  /** FCM's own origin and its OAuth token endpoint's (none while FCM is disabled). */
+  readonly fcm: { readonly send: OriginKey; readonly oauth: OriginKey } | undefined;
+}
+
+function originKeys(config: TransportConfig): OriginKeys {
+  const { credentials, endpoint } = config.fcm;
+  if (credentials === undefined) return { fcm: undefined };
+  return { fcm: { send: originKey('fcm', new URL(endpoint).origin), oauth: originKey('fcm-oauth', new URL(credentials.tokenUri).origin) } };
+}
+
+function unifiedPushKey(endpoint: string): OriginKey | undefined {
+  try {
+    return originKey('unifiedpush', new URL(endpoint).origin);
+  } catch {
+    return undefined; // never posted to: the transport answers dead
+  }
+}
+
+/** One send through the detector: held back in an outage, judged after (module comment). */
+async function judgedSend(
+  transport: Transport,
+  detector: OutageDetector,
+  keys: OriginKeys,
+  registration: RegistrationForSend,
+  priority: Priority,
+  now: number,
+): Promise<WakeOutcome> {
+  const isFcm = registration.transport === 'fcm';
+  const main = isFcm ? keys.fcm?.send : unifiedPushKey(registration.token);
+  const watched = [isFcm ? keys.fcm?.oauth : undefined, main].filter((key): key is OriginKey => key !== undefined);
+  const blocked = watched.find((key) => !detector.admit(key, now));
+  if (blocked !== undefined) {
+    outageDeferrals.inc({ transport: registration.transport });
+    const retryAfterMs = detector.retryAfterHint(blocked, now);
+    return { kind: 'retry', reason: `${parseOriginKey(blocked).provider} outage: held back`, cause: 'outage', counts: false, outage: blocked, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+  }
+  const outcome = await transport.send(registration, priority);
+  switch (outcome.kind) {
+    case 'delivered':
+      for (const key of watched) detector.record(key, registration.id, true, now);
+      return outcome;
+    case 'dead':
+    case 'config-error':
+      return outcome;
+    case 'rate-limited': {
+      // FCM's quota answers may be the project's: they weigh in the outage window. A
+      // UnifiedPush 429 is one endpoint's rate limit (the spec: per endpoint), not its origin's.
+      if (isFcm && main !== undefined) detector.record(main, registration.id, false, now, outcome.retryAfterMs);
+      const outage = isFcm && main !== undefined && detector.inOutage(main) ? { outage: main } : {};
+      return { kind: 'retry', reason: outcome.reason, cause: 'rate-limited', counts: false, ...retryAfter(outcome.retryAfterMs), ...outage };
+    }
+    case 'transient': {
+      const key = outcome.blame === 'token-endpoint' ? keys.fcm?.oauth : main;
+      if (key === undefined || outcome.blame === 'internal') {
+        sendFailures.inc({ transport: registration.transport, counted: 'no' });
+        return { kind: 'retry', reason: outcome.reason, cause: 'failed', counts: false, ...retryAfter(outcome.retryAfterMs) };
+      }
+      detector.record(key, registration.id, false, now, outcome.retryAfterMs);
+      const counts = detector.counts(key, registration.id, outcome.blame, now);
+      sendFailures.inc({ transport: registration.transport, counted: counts ? 'yes' : 'no' });
+      const outage = detector.inOutage(key) ? { outage: key } : {};
+      return { kind: 'retry', reason: outcome.reason, cause: 'failed', counts, ...retryAfter(outcome.retryAfterMs), ...outage };
+    }
+  }
+}
+
+function retryAfter(ms: number | undefined): { retryAfterMs?: number } {
+  return ms === undefined ? {} : { retryAfterMs: ms };
+}
+
+/** At most this many origins are named on the gauge; more would make its labels unbounded. */
+const maxOutageLabels = 50;
+
+function updateOutageGauge(detector: OutageDetector): void {
+  const keys = detector.outages().sort();
+  outageGauge.reset();
+  for (const key of keys.slice(0, maxOutageLabels)) {
+    const { provider, origin } = parseOriginKey(key);
+    outageGauge.set({ provider, origin }, 1);
+  }
+  const others = keys.slice(maxOutageLabels);
+  if (others.length > 0) outageGauge.set({ provider: 'unifiedpush', origin: '(others)' }, others.length);
+}
+
+function createFcm(config: TransportConfig, log: Logger, dispatcher: Agent, options: TransportOptions): Transport {
   const { credentials, projectId } = config.fcm;
   if (credentials === undefined || projectId === undefined) {
     log.info('FCM disabled');

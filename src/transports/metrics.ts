@@ -1,14 +1,15 @@
 /**
  * Transport metrics, registered on the process registry (`/metrics` of the worker):
- * sends by transport and outcome, send latency, and the FCM prune breaker.
- * Labels are bounded: transport names and the four outcome kinds, never a token or host.
+ * sends by transport and outcome, send latency, the FCM prune breaker, and the outage detector.
+ * Labels are bounded: transport names and outcome kinds, never a token; the only origin label
+ * is the outage gauge's, for at most 50 origins in outage at once.
  */
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { registry } from '../metrics.js';
 
 export const sendsTotal = new Counter({
   name: 'push_transport_sends_total',
-  help: 'Wakes handed to a transport, by transport and outcome (delivered, dead, transient, config-error).',
+  help: 'Wakes handed to a transport, by transport and outcome (delivered, dead, transient, rate-limited, config-error).',
   labelNames: ['transport', 'outcome'] as const,
   registers: [registry],
 });
@@ -36,5 +37,26 @@ export const breakerTrips = new Counter({
 export const prunesWithheld = new Counter({
   name: 'push_fcm_prunes_withheld_total',
   help: 'FCM registrations not deleted because the prune breaker was open.',
+  registers: [registry],
+});
+
+export const outageGauge = new Gauge({
+  name: 'push_transport_outage',
+  help: '1 for each origin the outage detector finds in outage (provider: fcm, fcm-oauth, unifiedpush; at most 50 origins are named, the rest summed under origin="(others)"). Failures there never count against devices; their wakes wait and go out when it ends.',
+  labelNames: ['provider', 'origin'] as const,
+  registers: [registry],
+});
+
+export const sendFailures = new Counter({
+  name: 'push_transport_failures_total',
+  help: 'Transient send failures, by transport and whether they counted toward the ten that prune a registration (counted: yes, no).',
+  labelNames: ['transport', 'counted'] as const,
+  registers: [registry],
+});
+
+export const outageDeferrals = new Counter({
+  name: 'push_transport_outage_deferrals_total',
+  help: 'Wakes held back unsent because their origin was in outage (each waits for the outage to end, or for its back-off).',
+  labelNames: ['transport'] as const,
   registers: [registry],
 });

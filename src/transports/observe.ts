@@ -2,8 +2,8 @@
  * Wraps a transport with what every send needs the same way: a metric per outcome, the
  * latency histogram, one debug line per send — naming the registration id, never its token,
  * endpoint or keys — and a net under bugs: `send` never throws, an unexpected error
- * becomes a transient outcome (Temporal retries it) and an error log without its message,
- * which could quote a URL.
+ * becomes a transient outcome (blamed on us: it never counts against the device) and an
+ * error log without its message, which could quote a URL.
  */
 import type { Logger } from '../log.js';
 import { sendDuration, sendsTotal } from './metrics.js';
@@ -19,7 +19,7 @@ export function observe(transport: Transport, log: Logger): Transport {
         outcome = await transport.send(registration, priority);
       } catch (error) {
         log.error({ registrationId: registration.id, transport: transport.name, error: errorShape(error) }, 'transport failed unexpectedly');
-        outcome = { kind: 'transient', reason: 'internal error' };
+        outcome = { kind: 'transient', reason: 'internal error', blame: 'internal' };
       }
       stopTimer();
       sendsTotal.inc({ transport: transport.name, outcome: outcome.kind });

@@ -50,8 +50,12 @@ export function createUnifiedPushTransport(options: UnifiedPushOptions): Transpo
       } catch (error) {
         const failure = describeFailure(error);
         // An IP literal the policy refuses can never become acceptable; a name may resolve
-        // elsewhere tomorrow, and ten transient failures prune it anyway (design §2).
-        return failure.forbidden?.literal === true ? { kind: 'dead', reason: failure.reason } : { kind: 'transient', reason: failure.reason };
+        // elsewhere tomorrow, and ten transient failures prune it anyway (design §2) — its
+        // DNS is the endpoint's own doing, so it is the endpoint's failure.
+        if (failure.forbidden !== undefined) {
+          return failure.forbidden.literal ? { kind: 'dead', reason: failure.reason } : { kind: 'transient', reason: failure.reason, blame: 'endpoint' };
+        }
+        return { kind: 'transient', reason: failure.reason, blame: 'network' };
       }
     },
   };
@@ -81,18 +85,16 @@ function wakeMessage(registration: RegistrationForSend, priority: Priority): { b
 
 /**
  * What a push service's answer means (RFC 8030 §5–§8; ntfy, NextPush, Sunup behave alike).
- * Anything that is neither success nor "gone" is transient: Temporal retries it, and ten
- * consecutive transient failures prune the registration (design §2), so an endpoint that
- * keeps refusing does not live forever either.
+ * 429 is the service rate-limiting this endpoint (the UnifiedPush server spec: honour it per
+ * endpoint): a back-off, never a failure. Anything else that is neither success nor "gone" is
+ * the endpoint's transient failure: ten in a row prune the registration (design §2) unless the
+ * outage detector finds the whole origin failing.
  */
 export function outcomeForStatus(status: number, retryAfterMs: number | undefined): SendOutcome {
   if (status >= 200 && status < 300) return { kind: 'delivered' }; // ntfy 200, RFC 8030 201
   if (status === 404 || status === 410) return { kind: 'dead', reason: `UnifiedPush ${status}: endpoint gone` };
-  const reason =
-    status >= 300 && status < 400
-      ? `UnifiedPush ${status}: redirect not followed`
-      : status === 429
-        ? 'UnifiedPush 429: rate limited'
-        : `UnifiedPush ${status}`; // 5xx (ntfy's 507: no subscriber yet), other 4xx
-  return retryAfterMs === undefined ? { kind: 'transient', reason } : { kind: 'transient', reason, retryAfterMs };
+  const after = retryAfterMs === undefined ? {} : { retryAfterMs };
+  if (status === 429) return { kind: 'rate-limited', reason: 'UnifiedPush 429: rate limited', ...after };
+  const reason = status >= 300 && status < 400 ? `UnifiedPush ${status}: redirect not followed` : `UnifiedPush ${status}`; // 5xx (ntfy's 507: no subscriber yet), other 4xx
+  return { kind: 'transient', reason, blame: 'endpoint', ...after };
 }

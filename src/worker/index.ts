@@ -1,50 +1,56 @@
 /**
  * Starts the Temporal worker process: registration and maintenance workflows, their
  * activities (PostgreSQL, the transports, a Temporal client for signals), the maintenance
- * Schedule, and the operations listener.
+ * Schedule, the transports' outage sharing and recovery loop, and the operations listener.
  */
 import { NativeConnection } from '@temporalio/worker';
-import { sql } from 'slonik';
 import { createActivities } from '../../activities/index.js';
 import { createTemporalClient } from '../../temporal/client.js';
+import { explainTemporalFailure, temporalConnectionOptions } from '../../temporal/connection.js';
 import { ensureMaintenanceSchedule } from '../../temporal/schedule.js';
 import { createWorker } from '../../temporal/worker.js';
-import type { Config } from '../config/index.js';
-import { createDatabasePool } from '../db/pool.js';
+import type { WorkerConfig } from '../config/index.js';
+import { checkDatabase } from '../db/check.js';
+import { openDatabase } from '../db/verify.js';
+import { StartupError } from '../startup-error.js';
 import type { Logger } from '../log.js';
 import { attachDatabaseGauges } from '../operations/metrics-collectors.js';
 import { installSdkMetrics } from '../operations/sdk-metrics.js';
 import { startOpsServer } from '../ops-server.js';
 import { createTransports } from '../transports/index.js';
+import { startTransportHealth } from './transport-health.js';
 
 export interface RunningWorker {
   readonly opsPort: number;
   stop(): Promise<void>;
 }
 
-export async function startWorker(config: Config, log: Logger): Promise<RunningWorker> {
+export async function startWorker(config: WorkerConfig, log: Logger): Promise<RunningWorker> {
   const sdkMetrics = installSdkMetrics(config); // before the first connection: Core's runtime is process-wide
-  const pool = await createDatabasePool(config.databaseUrl);
+  const pool = await openDatabase(config.databaseUrl, log);
   const detachGauges = attachDatabaseGauges(pool);
   const transports = createTransports(config, log);
   const temporal = createTemporalClient(config.temporal);
-  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config.temporal)).catch(async (error: unknown) => {
+    throw new StartupError(await explainTemporalFailure(error, temporalConnectionOptions(config.temporal)));
+  });
   const taskQueue = config.temporal.taskQueue;
   await ensureMaintenanceSchedule(temporal.client, { taskQueue });
   const worker = await createWorker({
     connection,
     namespace: config.temporal.namespace,
     taskQueue,
-    activities: createActivities({ pool, log, coalescing: config.coalescing, transports, temporal: temporal.client, taskQueue }),
+    activities: createActivities({ pool, log, coalescing: config.coalescing, fcmBudget: config.fcmBudget, transports, temporal: temporal.client, taskQueue }),
   });
+  const health = startTransportHealth({ pool, transports, temporal: temporal.client, taskQueue, log: log.child({ component: 'transport-health' }) });
   const running = worker.run();
   running.catch((error: unknown) => log.fatal({ err: error }, 'worker stopped with an error'));
   const ops = await startOpsServer(config.http.host, config.workerMetricsPort, {
-    postgres: async () => void (await pool.query(sql.unsafe`SELECT 1`)),
+    postgres: () => checkDatabase(pool),
     temporal: async () => {
       if (worker.getState() !== 'RUNNING') throw new Error(`worker is ${worker.getState()}`);
     },
-  });
+  }, log);
   log.info({ taskQueue, opsPort: ops.port, sdkMetrics }, 'worker running');
   return {
     opsPort: ops.port,
@@ -52,6 +58,7 @@ export async function startWorker(config: Config, log: Logger): Promise<RunningW
       // Stop polling, let in-flight activities and workflow tasks finish, then close.
       worker.shutdown();
       await running.catch(() => undefined);
+      await health.stop();
       await connection.close();
       await temporal.close();
       await transports.close();

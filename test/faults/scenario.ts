@@ -17,7 +17,8 @@
  * paths — signals, JetStream redelivery, retried workflow tasks and the re-wake timer.
  */
 import { Client, Connection } from '@temporalio/client';
-import { connect, type NatsConnection } from 'nats';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { createDatabasePool } from '../../src/db/pool.js';
@@ -92,7 +93,7 @@ export interface ScenarioResult {
 export async function runScenario(options: ScenarioOptions): Promise<ScenarioResult> {
   const { stack, random } = options;
   const pool = await createDatabasePool(stack.databaseUrl, { maximumPoolSize: 4 });
-  const connection = await Connection.connect({ address: stack.temporalAddress });
+  const connection = await Connection.connect(stack.temporalConnection);
   const temporal = new Client({ connection });
   const nc = await connect({ servers: stack.natsUrl, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
   const apiUrls = stack.appsOf('api').map((a) => a.url);
@@ -158,7 +159,7 @@ interface FanOut {
 async function fanOutWithFaults(options: ScenarioOptions, world: World, nc: NatsConnection, claims: ClaimListener): Promise<FanOut> {
   const { random } = options;
   const channels = [...world.channels.keys()];
-  const js = nc.jetstream();
+  const js = jetstream(nc);
   const published: MessageEventBody[] = [];
   const waiters: Array<{ count: number; resolve: () => void }> = [];
   const reached = (count: number) =>
@@ -199,7 +200,7 @@ async function fanOutWithFaults(options: ScenarioOptions, world: World, nc: Nats
 }
 
 /** As the chat server publishes: with `Nats-Msg-Id`, again until JetStream acknowledges (NATS may be restarting). */
-async function publishUntilAcknowledged(js: ReturnType<NatsConnection['jetstream']>, event: MessageEventBody): Promise<void> {
+async function publishUntilAcknowledged(js: JetStreamClient, event: MessageEventBody): Promise<void> {
   await waitFor(
     `JetStream to acknowledge message ${event.id}`,
     async () => {

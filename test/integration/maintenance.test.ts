@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { waitFor } from '../../src/dev/daemons.js';
 import { maintenanceWorkflowType, registrationWorkflowId } from '../../temporal/names.js';
+import type { MaintenanceInput } from '../../workflows/maintenance.js';
 import { announceRegistration } from '../../temporal/registrations.js';
 import { ensureMaintenanceSchedule } from '../../temporal/schedule.js';
 import type { MaintenanceReport } from '../../workflows/maintenance.js';
@@ -95,6 +96,26 @@ async function runMaintenance(): Promise<MaintenanceReport> {
   return client.workflow.getHandle(action.workflow.workflowId, action.workflow.firstExecutionRunId).result();
 }
 
+/** A run of the maintenance workflow with a given budget, outside the Schedule. */
+async function runMaintenanceWith(input: MaintenanceInput): Promise<MaintenanceReport> {
+  return client.workflow.execute(maintenanceWorkflowType, {
+    taskQueue: worker.taskQueue,
+    workflowId: `maintenance-budget-${Date.now()}-${Math.random().toString(36).slice(2)}`,
+    args: [input],
+  });
+}
+
+async function registeredAndIdle(session: Session = 'live'): Promise<Seeded> {
+  const device = await seedDevice(session);
+  await announceRegistration(client, worker.taskQueue, device, 'unifiedpush');
+  const handle = client.workflow.getHandle(registrationWorkflowId(device.userId, device.deviceId));
+  await waitFor('an idle registration workflow', async () => {
+    const state = await handle.query(stateQuery);
+    return state.nextTimer === null && !state.checkRequested;
+  }, 20_000);
+  return device;
+}
+
 const workflowStatus = async (device: Seeded) =>
   (await client.workflow.getHandle(registrationWorkflowId(device.userId, device.deviceId)).describe()).status.name;
 
@@ -137,6 +158,9 @@ describe('push-maintenance schedule', () => {
       prunedUntouchedPendingRows: 1,
       forgottenProcessedEvents: 1,
       healedStranded: 1,
+      endedOrphanWorkflows: 0,
+      startedMissingWorkflows: 0,
+      unfinished: [],
     });
 
     const remaining = (await db.pool.any(sql.type(z.object({ user_id: z.string() }))`SELECT user_id FROM push_registrations`)).map((r) => r.user_id);
@@ -164,7 +188,63 @@ describe('push-maintenance schedule', () => {
       prunedUntouchedPendingRows: 0,
       forgottenProcessedEvents: 0,
       healedStranded: 0,
+      endedOrphanWorkflows: 0,
+      startedMissingWorkflows: 0,
+      unfinished: [],
     });
     expect(await snapshot()).toEqual(afterFirst);
+  });
+
+  it('ends the workflow of a registration that went without a stop signal: its user deleted by the host, or the row deleted directly', async () => {
+    const userDeleted = await registeredAndIdle();
+    const rowDeleted = await registeredAndIdle();
+    const kept = await registeredAndIdle();
+    // The host deletes a user: ON DELETE CASCADE removes the registration, nobody signals.
+    await db.pool.query(sql.unsafe`DELETE FROM users WHERE id = ${userDeleted.userId}`);
+    await db.pool.query(sql.unsafe`DELETE FROM push_registrations WHERE user_id = ${rowDeleted.userId}`);
+    expect(await workflowStatus(userDeleted)).toBe('RUNNING');
+
+    const report = await runMaintenance();
+    for (const device of [userDeleted, rowDeleted]) {
+      await waitFor('the orphaned workflow to end', async () => (await workflowStatus(device)) === 'COMPLETED', 20_000);
+    }
+    expect(report).toMatchObject({ endedOrphanWorkflows: 2, prunedNoSession: 0, startedMissingWorkflows: 0, unfinished: [] });
+    expect(await workflowStatus(kept)).toBe('RUNNING');
+    expect((await runMaintenance()).endedOrphanWorkflows).toBe(0);
+  });
+
+  it('gives a registration without a running workflow one, without waking it', async () => {
+    const lost = await seedDevice('live'); // as if its PUT's start never reached Temporal
+    const report = await runMaintenance();
+    expect(await workflowStatus(lost)).toBe('RUNNING');
+    expect(report).toMatchObject({ startedMissingWorkflows: 1, endedOrphanWorkflows: 0, healedStranded: 0 });
+    const handle = client.workflow.getHandle(registrationWorkflowId(lost.userId, lost.deviceId));
+    await waitFor('the new workflow idle', async () => (await handle.query(stateQuery)).checkRequested === false, 20_000);
+    expect(distributor.received.filter((m) => m.endpoint === lost.endpoint)).toEqual([]);
+    expect((await runMaintenance()).startedMissingWorkflows).toBe(0);
+  });
+
+  it('walks the running workflows page by page across runs, and a later run finishes what an earlier one left', async () => {
+    const orphans = await Promise.all(Array.from({ length: 5 }, () => registeredAndIdle()));
+    await db.pool.query(sql.unsafe`
+      DELETE FROM push_registrations WHERE user_id = ANY(${sql.array(orphans.map((o) => o.userId), 'int8')})`);
+    const running = async () => (await Promise.all(orphans.map(workflowStatus))).filter((s) => s === 'RUNNING').length;
+    // One page of three workflows per run: the newest first, the position kept in PostgreSQL.
+    const budget: MaintenanceInput = { only: ['orphanWorkflows'], windowSize: 3, windowsPerSlice: 1, slicesPerStep: 1 };
+    const first = await runMaintenanceWith(budget);
+    expect(first.unfinished).toEqual(['orphanWorkflows']);
+    expect(first.endedOrphanWorkflows).toBeLessThanOrEqual(3);
+    let ended = first.endedOrphanWorkflows;
+    let runs = 1;
+    for (let last = first; last.unfinished.length > 0; runs++) {
+      if (runs > 40) throw new Error('the orphan scan never completed its pass');
+      last = await runMaintenanceWith(budget);
+      ended += last.endedOrphanWorkflows;
+    }
+    expect(runs).toBeGreaterThan(1);
+    expect(ended).toBe(5);
+    await waitFor('every orphaned workflow to end', async () => (await running()) === 0, 20_000);
+    const position = await db.pool.oneFirst(sql.unsafe`SELECT position FROM push_maintenance_cursors WHERE scan = 'orphan-workflows'`);
+    expect(position).toBe(''); // the pass is complete: the next one starts again from the newest
   });
 });

@@ -92,18 +92,18 @@ describe('migrations', () => {
   it('goes up, all the way down, and up again to the same schema', async () => {
     db = await freshDatabase({ migrated: false });
     const first = await migrateUp(db.url, all);
-    expect(first.applied).toEqual(['000001_host_standin', '000022_push_notifications', '000023_push_bookkeeping']);
+    expect(first.applied).toEqual(['000001_host_standin', '000022_push_notifications', '000023_push_bookkeeping', '000024_push_delivery_control', '000025_maintenance_cursors_rate_limit']);
     const schema = { tables: await tables(db), pending: await columns(db, 'push_pending') };
 
-    const down = await migrateDown(db.url, all, 2);
-    expect(down).toMatchObject({ from: 23, to: 1, applied: ['000023_push_bookkeeping', '000022_push_notifications'] });
+    const down = await migrateDown(db.url, all, 4);
+    expect(down).toMatchObject({ from: 25, to: 1, applied: ['000025_maintenance_cursors_rate_limit', '000024_push_delivery_control', '000023_push_bookkeeping', '000022_push_notifications'] });
     const afterDown = await tables(db);
     expect(afterDown).toContain('device_tokens');
     expect(afterDown).not.toContain('push_registrations');
     expect(afterDown).not.toContain('push_pending');
 
     const again = await migrateUp(db.url, all);
-    expect(again.applied).toEqual(['000022_push_notifications', '000023_push_bookkeeping']);
+    expect(again.applied).toEqual(['000022_push_notifications', '000023_push_bookkeeping', '000024_push_delivery_control', '000025_maintenance_cursors_rate_limit']);
     expect({ tables: await tables(db), pending: await columns(db, 'push_pending') }).toEqual(schema);
   });
 
@@ -111,10 +111,10 @@ describe('migrations', () => {
     db = await freshDatabase({ migrated: false });
     const results = await Promise.all(Array.from({ length: 4 }, () => migrateUp(db!.url, all)));
     const applied = results.flatMap((r) => r.applied);
-    expect(applied.sort()).toEqual(['000001_host_standin', '000022_push_notifications', '000023_push_bookkeeping']);
-    expect(results.every((r) => r.to === 23)).toBe(true);
+    expect(applied.sort()).toEqual(['000001_host_standin', '000022_push_notifications', '000023_push_bookkeeping', '000024_push_delivery_control', '000025_maintenance_cursors_rate_limit']);
+    expect(results.every((r) => r.to === 25)).toBe(true);
     expect((await migrateUp(db.url, all)).applied).toEqual([]);
-    expect(await db.pool.any(sql.unsafe`SELECT version::int, dirty FROM schema_migrations`)).toEqual([{ version: 23, dirty: false }]);
+    expect(await db.pool.any(sql.unsafe`SELECT version::int, dirty FROM schema_migrations`)).toEqual([{ version: 25, dirty: false }]);
   });
 
   it('leaves the previous version in place when a migration fails', async () => {

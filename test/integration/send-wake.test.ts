@@ -1,15 +1,20 @@
 /**
- * The send activity against real PostgreSQL, at the edge the fault tests found: what it does
- * after the provider accepted the wake must not fail it, or Temporal retries the activity and
- * the device gets the wake twice.
+ * The send activity against real PostgreSQL: what it records for each outcome. At the edge
+ * the fault tests found, what it does after the provider accepted the wake must not fail it,
+ * or Temporal retries the activity and the device gets the wake twice. A wake that did not go
+ * through releases its claim with a back-off (issues 12 and 19): counted toward the ten only
+ * when the endpoint's own, Retry-After honoured, the FCM budget given back; a configuration
+ * error fails the activity, visibly, and keeps the claim.
  */
+import { ApplicationFailure } from '@temporalio/activity';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createRegistrationActivities } from '../../activities/registration.js';
+import { createRegistrationActivities, maxConsecutiveFailures, misconfiguredRetryMs } from '../../activities/registration.js';
+import { upsertRegistration } from '../../src/api/registration-store.js';
 import { createDatabasePool } from '../../src/db/pool.js';
 import { createLogger } from '../../src/log.js';
-import type { Transport } from '../../src/transports/types.js';
+import type { WakeOutcome, WakeSender } from '../../src/transports/types.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 
 let db: TestDatabase;
@@ -27,12 +32,13 @@ async function registration(failures: number): Promise<string> {
     VALUES (1, ${`phone-${failures}`}, 'unifiedpush', 'https://up.example/x', ${failures}) RETURNING id`);
 }
 
-function activitiesWith(pool: Parameters<typeof createRegistrationActivities>[0]['pool'], send: Transport['send']) {
+function activitiesWith(pool: Parameters<typeof createRegistrationActivities>[0]['pool'], send: WakeSender['send']) {
   return createRegistrationActivities({
     pool,
     log: createLogger({ level: 'silent', name: 'test' }),
     coalescing: { minIntervalMs: 15_000, rewakeAfterMs: 900_000 },
-    transports: { forRegistration: () => ({ name: 'unifiedpush', send }) },
+    fcmBudget: { burst: 20, refillMs: 180_000, dmReserve: 5 },
+    transports: { send },
   });
 }
 
@@ -55,5 +61,119 @@ describe('sendWake after a delivery', () => {
     });
     await expect(sendWake({ registrationId: id, userId: '1', deviceId: 'phone-4', priority: 'normal' })).resolves.toEqual({ outcome: 'delivered' });
     expect(sent).toBe(1);
+  });
+});
+
+const t0 = Date.parse('2026-12-01T10:00:00.000Z');
+let nextDevice = 1;
+
+/** A registration whose wake was just claimed at t0 (outstanding), with a pending row. */
+async function claimed(transport: 'fcm' | 'unifiedpush' = 'unifiedpush', extra: { failures?: number; budgetTat?: number } = {}): Promise<{ id: string; deviceId: string }> {
+  const deviceId = `claimed-${nextDevice++}`;
+  const token = transport === 'fcm' ? `fcm-token-${deviceId}` : `https://up.example/${deviceId}`;
+  const id = await db.pool.oneFirst(sql.type(z.object({ id: z.string() }))`
+    INSERT INTO push_registrations (user_id, device_id, transport, token, failures, wake_outstanding, last_woken_at, fcm_budget_tat)
+    VALUES (1, ${deviceId}, ${transport}, ${token}, ${extra.failures ?? 0}, true, ${new Date(t0).toISOString()},
+            ${extra.budgetTat === undefined ? null : new Date(extra.budgetTat).toISOString()})
+    RETURNING id`);
+  await db.pool.query(sql.unsafe`
+    INSERT INTO push_pending (registration_id, channel_id, message_count, first_message_id, first_at, last_message_id, is_dm)
+    VALUES (${id}, 10, 1, 1, now(), 1, false)`);
+  return { id, deviceId };
+}
+
+const stateRow = z.object({
+  wake_outstanding: z.boolean(),
+  failures: z.number(),
+  backoff_until: z.date().nullable(),
+  backoff_count: z.number(),
+  backoff_reason: z.string().nullable(),
+  backoff_origin: z.string().nullable(),
+  fcm_budget_tat: z.date().nullable(),
+});
+
+async function state(id: string) {
+  return db.pool.maybeOne(sql.type(stateRow)`
+    SELECT wake_outstanding, failures, backoff_until, backoff_count, backoff_reason, backoff_origin, fcm_budget_tat FROM push_registrations WHERE id = ${id}`);
+}
+
+const answering = (outcome: WakeOutcome) => activitiesWith(db.pool, async () => outcome);
+const send = (activities: ReturnType<typeof activitiesWith>, device: { id: string; deviceId: string }, now = t0) =>
+  activities.sendWake({ registrationId: device.id, userId: '1', deviceId: device.deviceId, priority: 'normal', now });
+
+describe('sendWake when the wake did not go through', () => {
+  it('releases the claim, counts an endpoint\'s own failure, and backs off on a growing scale', async () => {
+    const device = await claimed();
+    const failing = answering({ kind: 'retry', reason: 'UnifiedPush 503', cause: 'failed', counts: true });
+    expect(await send(failing, device)).toEqual({ outcome: 'deferred', reason: 'UnifiedPush 503', until: t0 + 10_000 });
+    expect(await state(device.id)).toMatchObject({ wake_outstanding: false, failures: 1, backoff_count: 1, backoff_reason: 'UnifiedPush 503', backoff_origin: null, backoff_until: new Date(t0 + 10_000) });
+    expect(await send(failing, device, t0 + 60_000)).toMatchObject({ until: t0 + 60_000 + 20_000 });
+    expect(await send(failing, device, t0 + 120_000)).toMatchObject({ until: t0 + 120_000 + 40_000 });
+    // A Retry-After asks for at least its delay.
+    const longer = answering({ kind: 'retry', reason: 'UnifiedPush 503', cause: 'failed', counts: true, retryAfterMs: 300_000 });
+    expect(await send(longer, device, t0 + 200_000)).toMatchObject({ until: t0 + 200_000 + 300_000 });
+    expect((await state(device.id))?.failures).toBe(4);
+  });
+
+  it('prunes at the tenth counted failure', async () => {
+    const device = await claimed('unifiedpush', { failures: maxConsecutiveFailures - 1 });
+    const failing = answering({ kind: 'retry', reason: 'UnifiedPush 503', cause: 'failed', counts: true });
+    expect(await send(failing, device)).toEqual({ outcome: 'dead', reason: '10 consecutive failures of the endpoint (last: UnifiedPush 503)' });
+    expect(await state(device.id)).toBeNull();
+  });
+
+  it('never counts a rate limit, and waits exactly its Retry-After (or a growing back-off from a minute)', async () => {
+    const device = await claimed('unifiedpush', { failures: 9 });
+    const limited = answering({ kind: 'retry', reason: 'UnifiedPush 429: rate limited', cause: 'rate-limited', counts: false, retryAfterMs: 600_000 });
+    for (let i = 0; i < 12; i++) expect(await send(limited, device, t0 + i * 600_000)).toMatchObject({ outcome: 'deferred', until: t0 + (i + 1) * 600_000 });
+    expect(await state(device.id)).toMatchObject({ failures: 9, backoff_count: 12 });
+    const other = await claimed();
+    const noRetryAfter = answering({ kind: 'retry', reason: 'UnifiedPush 429: rate limited', cause: 'rate-limited', counts: false });
+    const delays = [];
+    for (let i = 0; i < 6; i++) delays.push(((await send(noRetryAfter, other, t0)) as { until: number }).until - t0);
+    expect(delays).toEqual([60_000, 120_000, 240_000, 480_000, 900_000, 900_000]); // capped at the re-wake interval
+    expect((await state(other.id))?.failures).toBe(0);
+  });
+
+  it('remembers the origin of an outage, so that its end wakes the device, and counts nothing', async () => {
+    const device = await claimed();
+    const held = answering({ kind: 'retry', reason: 'unifiedpush outage: held back', cause: 'outage', counts: false, outage: 'unifiedpush https://up.example' });
+    expect(await send(held, device)).toMatchObject({ outcome: 'deferred', until: t0 + 30_000 });
+    expect(await state(device.id)).toMatchObject({ failures: 0, backoff_origin: 'unifiedpush https://up.example', wake_outstanding: false });
+  });
+
+  it('gives the FCM budget back: FCM did not take the wake', async () => {
+    const device = await claimed('fcm', { budgetTat: t0 + 180_000 });
+    await send(answering({ kind: 'retry', reason: 'FCM 503 UNAVAILABLE', cause: 'failed', counts: false }), device);
+    expect((await state(device.id))?.fcm_budget_tat?.getTime()).toBe(t0);
+  });
+
+  it('a delivery resets failures and the back-off', async () => {
+    const device = await claimed('unifiedpush', { failures: 3 });
+    await send(answering({ kind: 'retry', reason: 'UnifiedPush 503', cause: 'failed', counts: true }), device);
+    expect(await send(answering({ kind: 'delivered' }), device, t0 + 30_000)).toEqual({ outcome: 'delivered' });
+    expect(await state(device.id)).toMatchObject({ failures: 0, backoff_count: 0, backoff_until: null, backoff_reason: null });
+  });
+});
+
+describe('sendWake on a configuration error of ours', () => {
+  it('fails the activity with a long retry, keeps the claim and counts nothing', async () => {
+    const device = await claimed('fcm', { failures: 2 });
+    const error = await send(answering({ kind: 'config-error', reason: 'FCM disabled: no FCM_CREDENTIALS_JSON on this worker' }), device).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApplicationFailure);
+    expect(error).toMatchObject({ type: 'TransportMisconfigured', nonRetryable: false, nextRetryDelay: misconfiguredRetryMs });
+    expect(await state(device.id)).toMatchObject({ wake_outstanding: true, failures: 2, backoff_until: null });
+  });
+});
+
+describe('re-registration and the back-off', () => {
+  it('keeps a back-off and the budget for the same token, clears the back-off for a new one', async () => {
+    const device = await claimed('fcm', { budgetTat: t0 + 360_000 });
+    await send(answering({ kind: 'retry', reason: 'FCM 429 QUOTA_EXCEEDED', cause: 'rate-limited', counts: false, retryAfterMs: 60_000 }), device);
+    const identity = { userId: '1', deviceId: device.deviceId };
+    await upsertRegistration(db.pool, identity, { transport: 'fcm', token: `fcm-token-${device.deviceId}` });
+    expect(await state(device.id)).toMatchObject({ backoff_until: new Date(t0 + 60_000), backoff_count: 1, fcm_budget_tat: new Date(t0 + 180_000) });
+    await upsertRegistration(db.pool, identity, { transport: 'fcm', token: 'a-rotated-token' });
+    expect(await state(device.id)).toMatchObject({ backoff_until: null, backoff_count: 0, backoff_reason: null, fcm_budget_tat: new Date(t0 + 180_000) });
   });
 });

@@ -17,7 +17,7 @@ import { inject } from 'vitest';
 import { createApp } from '../../src/api/app.js';
 import type { RateLimitOptions } from '../../src/api/rate-limit.js';
 import type { LookupHost } from '../../src/api/unifiedpush-endpoint.js';
-import { loadConfig, type Config } from '../../src/config/index.js';
+import { loadConfig, type ApiConfig } from '../../src/config/index.js';
 import { createTemporalClient, type TemporalHandle } from '../../temporal/client.js';
 import type { TestDatabase } from './database.js';
 import { testJwtSecret } from './jwt.js';
@@ -53,7 +53,7 @@ export interface RequestOptions {
 export interface TestApi {
   readonly url: string;
   readonly app: Koa;
-  readonly config: Config;
+  readonly config: ApiConfig;
   readonly temporal: TemporalHandle;
   /** Every log line the app wrote, as JSON text. */
   readonly logs: string[];

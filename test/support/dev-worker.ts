@@ -1,7 +1,7 @@
 /**
  * A real worker in the test process against the integration tier's Temporal dev server: the
  * production workflows and activities, real PostgreSQL, real transports (allowed to reach a
- * fake distributor on loopback), on a task queue of its own.
+ * fake distributor on loopback) and their outage loop, on a task queue of its own.
  */
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
@@ -10,6 +10,7 @@ import { createActivities } from '../../activities/index.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log.js';
 import { createTransports, type Transports } from '../../src/transports/index.js';
+import { startTransportHealth } from '../../src/worker/transport-health.js';
 import { createWorker } from '../../temporal/worker.js';
 import type { TestDatabase } from './database.js';
 import './provided.js';
@@ -45,9 +46,10 @@ export async function startDevWorker(
     connection,
     namespace: 'default',
     taskQueue: options.taskQueue,
-    activities: createActivities({ pool: db.pool, log, coalescing: config.coalescing, transports, temporal: client, taskQueue: options.taskQueue }),
+    activities: createActivities({ pool: db.pool, log, coalescing: config.coalescing, fcmBudget: config.fcmBudget, transports, temporal: client, taskQueue: options.taskQueue }),
     overrides: { ...(options.identity === undefined ? {} : { identity: options.identity }), maxCachedWorkflows: 100, shutdownGraceTime: '2s' },
   });
+  const health = startTransportHealth({ pool: db.pool, transports, temporal: client, taskQueue: options.taskQueue, log, intervalMs: 1_000 });
   const running = worker.run();
   return {
     client,
@@ -56,6 +58,7 @@ export async function startDevWorker(
     async stop() {
       worker.shutdown();
       await running;
+      await health.stop();
       await connection.close();
       await closeClient();
       await transports.close();

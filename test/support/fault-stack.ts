@@ -24,9 +24,10 @@ import { serviceMigrations } from '../../src/db/migrations.js';
 import { daemonPid, isAlive, logFile, startDaemon, stopDaemon, waitFor } from '../../src/dev/daemons.js';
 import { natsDaemon, startNats } from '../../src/dev/nats.js';
 import { startPostgres, stopPostgres, removeCluster } from '../../src/dev/postgres.js';
-import { ensureDatabase, startBackingServices, stopEverything } from '../../src/dev/services.js';
+import { ensureDatabase, startBackingServices, stopEverything, type BackingServices, type TemporalEngine } from '../../src/dev/services.js';
 import { startTemporalDevServer, temporalDaemon } from '../../src/dev/temporal.js';
-import { findBinaries, type Binaries } from '../../src/dev/tools.js';
+import { startTemporalServer, temporalServerDaemon } from '../../src/dev/temporal-server.js';
+import { findBinaries, findTemporalServer, type Binaries } from '../../src/dev/tools.js';
 import { projectRoot } from '../../src/paths.js';
 import { testJwtSecret } from './jwt.js';
 import { freePort } from './ports.js';
@@ -48,6 +49,10 @@ export interface FaultStackOptions {
   readonly apps: Readonly<Record<AppKind, number>>;
   /** Extra environment of every app (PUSH_*, LOG_LEVEL…). */
   readonly env?: Readonly<Record<string, string>>;
+  /** The dev server (default), or the real Temporal server with mTLS (the cluster tier). */
+  readonly temporal?: TemporalEngine;
+  /** Directory name under .dev (default `test-faults-<pid>`). */
+  readonly name?: string;
 }
 
 export interface FaultStack {
@@ -55,6 +60,8 @@ export interface FaultStack {
   readonly databaseUrl: string;
   readonly natsUrl: string;
   readonly temporalAddress: string;
+  /** SDK connection options for clients in the test process (TLS for the real server). */
+  readonly temporalConnection: BackingServices['temporalConnection'];
   readonly taskQueue: string;
   readonly apps: readonly AppProcess[];
   appsOf(kind: AppKind): readonly AppProcess[];
@@ -65,6 +72,8 @@ export interface FaultStack {
   isRunning(name: string): boolean;
   waitReady(name: string, timeoutMs?: number): Promise<void>;
   stopService(service: BackingService): Promise<void>;
+  /** SIGKILL of a service's process (Temporal or NATS): nothing is flushed. Returns once it is gone. */
+  killService(service: Exclude<BackingService, 'postgres'>): Promise<void>;
   startService(service: BackingService): Promise<void>;
   /** The tail of an app's or a service's log, for failure messages. */
   logTail(name: string, lines?: number): string;
@@ -74,7 +83,8 @@ export interface FaultStack {
 const database = 'push_faults';
 
 export async function startFaultStack(options: FaultStackOptions): Promise<FaultStack> {
-  const dir = path.join(projectRoot, '.dev', `test-faults-${process.pid}`);
+  const dir = path.join(projectRoot, '.dev', `${options.name ?? 'test-faults'}-${process.pid}`);
+  const engine = options.temporal ?? 'dev-server';
   const binaries = findBinaries({});
   await cleanStaleTestRuns(binaries.pgBin);
   const close = async () => {
@@ -87,7 +97,7 @@ export async function startFaultStack(options: FaultStackOptions): Promise<Fault
   };
   try {
     const ports = { postgres: await freePort(), nats: await freePort(), temporal: await freePort(), temporalUi: undefined };
-    const services = await startBackingServices({ dir, binaries, ports, fast: true });
+    const services = await startBackingServices({ dir, binaries, ports, fast: true, temporal: engine });
     await ensureDatabase(services.postgres.url('postgres'), database);
     const databaseUrl = services.postgres.url(database);
     await migrateUp(databaseUrl, serviceMigrations({ withHostStandIn: true }));
@@ -105,6 +115,7 @@ export async function startFaultStack(options: FaultStackOptions): Promise<Fault
           DATABASE_URL: `${databaseUrl}?application_name=${name}`,
           NATS_URL: services.natsUrl,
           TEMPORAL_ADDRESS: services.temporalAddress,
+          ...services.temporalEnv,
           TEMPORAL_TASK_QUEUE: taskQueue,
           JWT_SECRET: testJwtSecret,
           HOST: '127.0.0.1',
@@ -141,6 +152,7 @@ export async function startFaultStack(options: FaultStackOptions): Promise<Fault
       databaseUrl,
       natsUrl: services.natsUrl,
       temporalAddress: services.temporalAddress,
+      temporalConnection: services.temporalConnection,
       taskQueue,
       apps,
       appsOf: (kind) => apps.filter((a) => a.kind === kind),
@@ -158,9 +170,16 @@ export async function startFaultStack(options: FaultStackOptions): Promise<Fault
       waitReady,
       async stopService(service) {
         if (service === 'postgres') await stopPostgres(binaries.pgBin, dir);
-        else await stopDaemon(dir, service === 'nats' ? natsDaemon : temporalDaemon);
+        else await stopDaemon(dir, service === 'nats' ? natsDaemon : engine === 'server' ? temporalServerDaemon : temporalDaemon);
       },
-      startService: (service) => startService(service, { dir, binaries, ports }),
+      async killService(service) {
+        const daemon = service === 'nats' ? natsDaemon : engine === 'server' ? temporalServerDaemon : temporalDaemon;
+        const pid = daemonPid(dir, daemon);
+        if (pid === undefined) throw new Error(`${daemon} is not running`);
+        process.kill(pid, 'SIGKILL');
+        await waitFor(`${daemon} (pid ${pid}) gone after SIGKILL`, async () => !isAlive(pid), 10_000);
+      },
+      startService: (service) => startService(service, { dir, binaries, ports, engine }),
       logTail: (name, lines = 40) => tail(name === 'postgres' ? path.join(dir, 'postgres', 'postgres.log') : logFile(dir, name), lines),
       close,
     };
@@ -172,12 +191,14 @@ export async function startFaultStack(options: FaultStackOptions): Promise<Fault
 
 async function startService(
   service: BackingService,
-  { dir, binaries, ports }: { dir: string; binaries: Binaries; ports: { postgres: number; nats: number; temporal: number } },
+  { dir, binaries, ports, engine }: { dir: string; binaries: Binaries; ports: { postgres: number; nats: number; temporal: number }; engine: TemporalEngine },
 ): Promise<void> {
   // The same data directory and port: what was durable before the stop is there again.
   if (service === 'postgres') await startPostgres({ pgBin: binaries.pgBin, dir, port: ports.postgres, fast: true });
   else if (service === 'nats') await startNats({ natsServer: binaries.natsServer, dir, port: ports.nats });
-  else await startTemporalDevServer({ temporal: binaries.temporal, dir, port: ports.temporal, uiPort: undefined });
+  else if (engine === 'server') {
+    await startTemporalServer({ binaries: findTemporalServer(), dir, postgres: { host: '127.0.0.1', port: ports.postgres, user: 'postgres' }, port: ports.temporal });
+  } else await startTemporalDevServer({ temporal: binaries.temporal, dir, port: ports.temporal, uiPort: undefined });
 }
 
 function tail(file: string, lines: number): string {

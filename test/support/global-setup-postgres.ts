@@ -1,7 +1,7 @@
 /**
  * The workflow tier: Temporal's time-skipping test server (started per test file by the SDK,
  * from the installed binary) plus a private PostgreSQL with a migrated template database, so
- * the workflow runs against the real claim SQL.
+ * the workflow runs against the real claim SQL. The golang-migrate tier uses the PostgreSQL.
  */
 import { rmSync } from 'node:fs';
 import path from 'node:path';
@@ -19,7 +19,8 @@ import './provided.js';
 const templateDatabase = 'push_template';
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const dir = path.join(projectRoot, '.dev', `test-workflow-${process.pid}`);
+  // One directory per tier using this setup (test-workflow-<pid>, test-golangmigrate-<pid>).
+  const dir = path.join(projectRoot, '.dev', `test-${project.name.replace(/[^a-z]/g, '')}-${process.pid}`);
   const binaries = findBinaries({});
   await cleanStaleTestRuns(binaries.pgBin);
   const stop = async () => {

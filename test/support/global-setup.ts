@@ -1,50 +1,9 @@
-/**
- * Starts the integration tier's private services once: PostgreSQL (fast, unsynced), NATS with
- * JetStream, the Temporal dev server (headless), all on free ports under `.dev/test-<pid>`,
- * and a migrated template database. Stops them and removes the directory afterwards.
- */
-import { rmSync } from 'node:fs';
-import path from 'node:path';
+/** The integration tier's services: PostgreSQL, NATS and the Temporal dev server (shared-services.ts). */
 import type { TestProject } from 'vitest/node';
-import { migrateUp } from '../../src/db/migrate.js';
-import { serviceMigrations } from '../../src/db/migrations.js';
-import { ensureDatabase, startBackingServices, stopEverything } from '../../src/dev/services.js';
-import { findBinaries } from '../../src/dev/tools.js';
-import { projectRoot } from '../../src/paths.js';
-import { freePort } from './ports.js';
-import { cleanStaleTestRuns } from './stale-runs.js';
-import './provided.js';
-import { removeCluster } from '../../src/dev/postgres.js';
+import { startSharedServices } from './shared-services.js';
 
-export const templateDatabase = 'push_template';
+export { templateDatabase } from './shared-services.js';
 
-export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const dir = path.join(projectRoot, '.dev', `test-${process.pid}`);
-  const binaries = findBinaries({});
-  await cleanStaleTestRuns(binaries.pgBin);
-  const stop = async () => {
-    await stopEverything(dir, binaries.pgBin);
-    removeCluster(dir);
-    rmSync(dir, { recursive: true, force: true });
-  };
-  try {
-    const services = await startBackingServices({
-      dir,
-      binaries,
-      ports: { postgres: await freePort(), nats: await freePort(), temporal: await freePort(), temporalUi: undefined },
-      fast: true,
-    });
-    await ensureDatabase(services.postgres.url('postgres'), templateDatabase);
-    await migrateUp(services.postgres.url(templateDatabase), serviceMigrations({ withHostStandIn: true }));
-    project.provide('postgresAdminUrl', services.postgres.url('postgres'));
-    project.provide('templateDatabase', templateDatabase);
-    project.provide('natsUrl', services.natsUrl);
-    project.provide('temporalAddress', services.temporalAddress);
-    project.provide('temporalTestServer', binaries.temporalTestServer);
-    project.provide('temporalCli', binaries.temporal);
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-  return stop;
+export default function setup(project: TestProject): Promise<() => Promise<void>> {
+  return startSharedServices(project, 'integration', 'dev-server');
 }

@@ -19,6 +19,7 @@ export function serviceEnv(databaseUrl: string, extra: Record<string, string> = 
     DATABASE_URL: databaseUrl,
     NATS_URL: inject('natsUrl'),
     TEMPORAL_ADDRESS: inject('temporalAddress'),
+    ...inject('temporalEnv'),
     JWT_SECRET: 'integration-test-secret-0123456789abcdef',
     LOG_LEVEL: 'info',
     // The SDK's metrics port is fixed by default (9466); tests that want it pass a free one.

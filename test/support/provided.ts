@@ -7,6 +7,10 @@ declare module 'vitest' {
     templateDatabase: string;
     natsUrl: string;
     temporalAddress: string;
+    /** TEMPORAL_TLS_* files our processes need for this tier's Temporal (empty for the dev server). */
+    temporalEnv: Readonly<Record<string, string>>;
+    /** The shared services' directory (logs, the real server's certificates). */
+    stackDir: string;
     temporalTestServer: string;
     temporalCli: string;
   }

@@ -1,7 +1,9 @@
 /**
  * Registration workflows on Temporal's time-skipping test server, with the real activities on
- * a real PostgreSQL and the real UnifiedPush transport posting to a fake distributor on
- * loopback. Time moves only when a test says so (`skip`), so 15 s and 15 min cost nothing.
+ * a real PostgreSQL and the real transports posting to fakes on loopback: a UnifiedPush
+ * distributor, and (with `fcm: true`) Google's OAuth token endpoint and FCM. The worker's
+ * outage sharing and recovery loop runs too. Time moves only when a test says so (`skip`), so
+ * 15 s and 15 min cost nothing.
  *
  * The helpers do what the other parts of the system do, with the same functions: `message`
  * upserts a pending row and signals as the bridge does, `drain` deletes and signals as the
@@ -18,6 +20,7 @@ import { loadConfig } from '../../src/config/index.js';
 import { waitFor } from '../../src/dev/daemons.js';
 import { createLogger } from '../../src/log.js';
 import { createTransports, type Transports } from '../../src/transports/index.js';
+import { startTransportHealth, type TransportHealth } from '../../src/worker/transport-health.js';
 import { customSearchAttributes, registrationWorkflowId } from '../../temporal/names.js';
 import { temporal } from '@temporalio/proto';
 import { announceDeleted, announceDrained, announcePending, announceRegistration } from '../../temporal/registrations.js';
@@ -26,6 +29,8 @@ import type { RegistrationStateView } from '../../workflows/registration-message
 import { registeredSignal, stateQuery } from '../../workflows/registration-messages.js';
 import { freshDatabase, type TestDatabase } from './database.js';
 import { createDeviceKeys, startDistributor, type DistributorMessage, type FakeDistributor } from './fakes/distributor.js';
+import { startFakeFcm, type FakeFcm, type FcmRequestRecord } from './fakes/fcm.js';
+import { createServiceAccount, startGoogleOAuth, type FakeGoogleOAuth } from './fakes/google-oauth.js';
 import './provided.js';
 
 export const minIntervalMs = 15_000;
@@ -36,22 +41,63 @@ const timerGuardMs = 500;
 export interface Device {
   readonly userId: string;
   readonly deviceId: string;
+  readonly transport: 'fcm' | 'unifiedpush';
+  /** The UnifiedPush endpoint, or the FCM registration token. */
   readonly endpoint: string;
 }
 
+export interface HarnessOptions {
+  /** false: workers without a workflow cache (see `start`). */
+  readonly cacheWorkflows?: boolean;
+  /** Start a fake Google (OAuth token endpoint and FCM) and configure the worker for it. */
+  readonly fcm?: boolean;
+  /** With `fcm`: false starts the worker without the FCM variables (`restartWorker(h.google.env)` adds them). */
+  readonly fcmConfigured?: boolean;
+  /** More worker configuration (contract §3 variables), e.g. the FCM budget. */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+/** A fake Google: the token endpoint and FCM, and the worker variables that point at them. */
+export interface FakeGoogle {
+  readonly oauth: FakeGoogleOAuth;
+  readonly fcm: FakeFcm;
+  readonly env: Readonly<Record<string, string>>;
+  close(): Promise<void>;
+}
+
+export async function startFakeGoogle(): Promise<FakeGoogle> {
+  const account = createServiceAccount('zippchat-test');
+  const oauth = await startGoogleOAuth({ account });
+  const fcm = await startFakeFcm({ projectId: account.projectId, isAuthorized: (bearer) => oauth.isValid(bearer) });
+  return {
+    oauth,
+    fcm,
+    env: { FCM_PROJECT_ID: account.projectId, FCM_CREDENTIALS_JSON: account.keyFile(oauth.url), FCM_ENDPOINT: fcm.url },
+    async close() {
+      await fcm.close();
+      await oauth.close();
+    },
+  };
+}
+
 export class WorkflowHarness {
-  private worker: { worker: Worker; running: Promise<void> } | undefined;
+  private worker: { worker: Worker; running: Promise<void>; health: TransportHealth } | undefined;
   private nextUser = 1;
   private devices: Device[] = [];
   private nextMessage = 1_000;
+  private nextToken = 1;
+  /** The test server's time after the last skip: the outage loop's clock never lags behind it. */
+  private workflowNow = 0;
 
   private constructor(
     readonly env: TestWorkflowEnvironment,
     readonly db: TestDatabase,
     public distributor: FakeDistributor,
-    readonly transports: Transports,
+    public transports: Transports,
     readonly taskQueue: string,
     private readonly maxCachedWorkflows: number,
+    readonly google: FakeGoogle | undefined,
+    private workerEnv: Readonly<Record<string, string>>,
   ) {}
 
   /**
@@ -59,7 +105,7 @@ export class WorkflowHarness {
    * whole history (a determinism check for free), and no task is ever bound to one worker's
    * sticky queue — which the test server never hands back after that worker stops.
    */
-  static async start(name: string, options: { cacheWorkflows?: boolean } = {}): Promise<WorkflowHarness> {
+  static async start(name: string, options: HarnessOptions = {}): Promise<WorkflowHarness> {
     quietSdkLogs();
     const env = await TestWorkflowEnvironment.createTimeSkipping({
       server: { executable: { type: 'existing-path', path: inject('temporalTestServer') } },
@@ -72,11 +118,17 @@ export class WorkflowHarness {
     });
     const db = await freshDatabase();
     const distributor = await startDistributor();
-    const config = loadConfig('worker', { DATABASE_URL: db.url, PUSH_UP_ALLOW_PRIVATE: 'true', PUSH_UP_ALLOW_HTTP: 'true' });
-    const transports = createTransports(config, createLogger({ level: 'silent', name: 'test' }), { unifiedPushDeadlineMs: 2_000 });
-    const harness = new WorkflowHarness(env, db, distributor, transports, `${name}-${Date.now()}`, options.cacheWorkflows === false ? 0 : 100);
+    const google = options.fcm === true ? await startFakeGoogle() : undefined;
+    const fcmEnv = options.fcmConfigured === false ? {} : google?.env;
+    const workerEnv = { DATABASE_URL: db.url, PUSH_UP_ALLOW_PRIVATE: 'true', PUSH_UP_ALLOW_HTTP: 'true', ...fcmEnv, ...options.env };
+    const harness = new WorkflowHarness(env, db, distributor, harnessTransports(workerEnv), `${name}-${Date.now()}`, options.cacheWorkflows === false ? 0 : 100, google, workerEnv);
     await harness.startWorker();
     return harness;
+  }
+
+  /** The worker's configuration now in force. */
+  get config() {
+    return loadConfig('worker', this.workerEnv);
   }
 
   get client(): Client {
@@ -84,21 +136,36 @@ export class WorkflowHarness {
   }
 
   async startWorker(): Promise<void> {
+    const log = createLogger({ level: 'silent', name: 'test' });
     const worker = await Worker.create({
       connection: this.env.nativeConnection,
       taskQueue: this.taskQueue,
       workflowsPath: workflowsSourcePath,
       activities: createActivities({
         pool: this.db.pool,
-        log: createLogger({ level: 'silent', name: 'test' }),
+        log,
         coalescing: { minIntervalMs, rewakeAfterMs },
+        fcmBudget: this.config.fcmBudget,
         transports: this.transports,
         temporal: this.env.client,
         taskQueue: this.taskQueue,
       }),
       maxCachedWorkflows: this.maxCachedWorkflows,
     });
-    this.worker = { worker, running: worker.run() };
+    // The outage loop as the worker runs it, but one round per skip, right after it (see
+    // `skip`): its signals must not race the time-skipping server's timers any more than a
+    // test's own signals do.
+    const transports = this.transports;
+    const health = startTransportHealth({
+      pool: this.db.pool,
+      transports,
+      temporal: this.env.client,
+      taskQueue: this.taskQueue,
+      log,
+      intervalMs: 0,
+      clock: () => Math.max(transports.clock(), this.workflowNow),
+    });
+    this.worker = { worker, running: worker.run(), health };
   }
 
   /** Shuts the worker down (as a deploy would); its workflows wait for the next one. */
@@ -106,7 +173,22 @@ export class WorkflowHarness {
     if (this.worker === undefined) return;
     this.worker.worker.shutdown();
     await this.worker.running;
+    await this.worker.health.stop();
     this.worker = undefined;
+  }
+
+  /** Replaces the worker with one configured with these variables too (e.g. the operator fixed FCM). */
+  async restartWorker(env: Readonly<Record<string, string>>): Promise<void> {
+    await this.stopWorker();
+    await this.transports.close();
+    this.workerEnv = { ...this.workerEnv, ...env };
+    this.transports = harnessTransports(this.workerEnv);
+    await this.startWorker();
+  }
+
+  /** One round of the worker's outage loop now (every `skip` ends with one). */
+  async healthRound(): Promise<void> {
+    await this.worker?.health.round();
   }
 
   /**
@@ -129,39 +211,48 @@ export class WorkflowHarness {
     }
     await this.distributor.close();
     this.distributor = await startDistributor();
+    this.google?.fcm.answerAll(undefined);
+    this.google?.oauth.answerAll(undefined);
   }
 
   async close(): Promise<void> {
     await this.stopWorker();
     await this.transports.close();
     await this.distributor.close();
+    await this.google?.close();
     await this.db.drop();
     await this.env.teardown();
   }
 
-  /** A user with a UnifiedPush device registered (RFC 8291 keys), its workflow started. */
-  async registerDevice(options: { keys?: boolean; continueAsNewAfterWakes?: number } = {}): Promise<Device> {
+  /**
+   * A user with a device registered, its workflow started: UnifiedPush with RFC 8291 keys by
+   * default (or without, or at a given `endpoint`), or FCM with a fresh token.
+   */
+  async registerDevice(
+    options: { keys?: boolean; continueAsNewAfterWakes?: number; transport?: 'fcm' | 'unifiedpush'; endpoint?: string } = {},
+  ): Promise<Device> {
     const userId = String(this.nextUser++);
     const deviceId = `phone-${userId}`;
-    const keys = options.keys === false ? undefined : createDeviceKeys();
-    const endpoint = this.distributor.register(keys);
+    const transport = options.transport ?? 'unifiedpush';
+    const keys = options.keys === false || transport === 'fcm' || options.endpoint !== undefined ? undefined : createDeviceKeys();
+    const endpoint = transport === 'fcm' ? `fcm-token-${this.nextToken++}:APA91b${'x'.repeat(100)}` : (options.endpoint ?? this.distributor.register(keys));
     await this.db.pool.query(sql.unsafe`INSERT INTO users (id, username) VALUES (${userId}, ${`user${userId}`})`);
     await this.db.pool.query(sql.unsafe`
       INSERT INTO push_registrations (user_id, device_id, transport, token, up_p256dh, up_auth)
-      VALUES (${userId}, ${deviceId}, 'unifiedpush', ${endpoint},
+      VALUES (${userId}, ${deviceId}, ${transport}, ${endpoint},
               ${keys === undefined ? null : sql.binary(keys.p256dh)}, ${keys === undefined ? null : sql.binary(keys.auth)})`);
-    const device = { userId, deviceId, endpoint };
+    const device: Device = { userId, deviceId, transport, endpoint };
     this.devices.push(device);
     if (options.continueAsNewAfterWakes === undefined) {
-      await announceRegistration(this.client, this.taskQueue, device, 'unifiedpush');
+      await announceRegistration(this.client, this.taskQueue, device, transport);
     } else {
       // As the api starts it, but with a small continue-as-new threshold.
       await this.client.workflow.signalWithStart('registrationWorkflow', {
         taskQueue: this.taskQueue,
         workflowId: registrationWorkflowId(userId, deviceId),
-        args: [{ userId, deviceId, transport: 'unifiedpush', continueAsNewAfterWakes: options.continueAsNewAfterWakes }],
+        args: [{ userId, deviceId, transport, continueAsNewAfterWakes: options.continueAsNewAfterWakes }],
         signal: registeredSignal,
-        signalArgs: [{ transport: 'unifiedpush' }],
+        signalArgs: [{ transport }],
       });
     }
     return device;
@@ -177,7 +268,7 @@ export class WorkflowHarness {
       ON CONFLICT (registration_id, channel_id) DO UPDATE
         SET message_count = push_pending.message_count + 1, last_message_id = excluded.last_message_id, last_at = now()
       RETURNING (xmax = 0) AS created`);
-    if (created === true && options.signal !== false) await announcePending(this.client, this.taskQueue, device, 'unifiedpush');
+    if (created === true && options.signal !== false) await announcePending(this.client, this.taskQueue, device, device.transport);
   }
 
   /** The device drains, as `POST /api/push/drain` does; `signal: false` loses the signal. */
@@ -201,14 +292,26 @@ export class WorkflowHarness {
     await announceDeleted(this.client, device);
   }
 
-  wakes(device: Device): DistributorMessage[] {
+  /** Every request the provider received for `device` (UnifiedPush: checked wakes, whatever the answer). */
+  wakes(device: Device): Array<DistributorMessage | FcmRequestRecord> {
+    if (device.transport === 'fcm') return (this.google?.fcm.received ?? []).filter((r) => r.token === device.endpoint);
     return this.distributor.received.filter((m) => m.endpoint === device.endpoint);
+  }
+
+  /** The requests for `device` the provider accepted (2xx). */
+  delivered(device: Device): Array<DistributorMessage | FcmRequestRecord> {
+    return this.wakes(device).filter((r) => r.answered !== undefined && r.answered >= 200 && r.answered < 300);
   }
 
   /** Waits (in real time, the workflow clock stands still) until `device` has had `count` wakes. */
   async untilWakes(device: Device, count: number): Promise<DistributorMessage[]> {
     await waitFor(`${count} wake(s) for ${device.deviceId}`, async () => this.wakes(device).length >= count, 20_000);
-    return this.wakes(device);
+    return this.wakes(device) as DistributorMessage[];
+  }
+
+  /** Waits (real time) until `device` has had `count` wakes accepted by its provider. */
+  async untilDelivered(device: Device, count: number): Promise<void> {
+    await waitFor(`${count} delivered wake(s) for ${device.deviceId}`, async () => this.delivered(device).length >= count, 20_000);
   }
 
   /**
@@ -218,7 +321,9 @@ export class WorkflowHarness {
   async skip(ms: number): Promise<void> {
     await this.settle();
     await this.env.sleep(ms);
+    this.workflowNow = await this.env.currentTimeMs();
     await this.passTimersAboutToFire();
+    await this.healthRound();
   }
 
   /**
@@ -305,9 +410,32 @@ export class WorkflowHarness {
   }
 
   async row(device: Device) {
-    return this.db.pool.maybeOne(sql.type(z.object({ id: z.string(), wake_outstanding: z.boolean(), last_woken_at: z.date().nullable(), failures: z.number() }))`
-      SELECT id, wake_outstanding, last_woken_at, failures FROM push_registrations WHERE user_id = ${device.userId} AND device_id = ${device.deviceId}`);
+    return this.db.pool.maybeOne(sql.type(registrationRow)`
+      SELECT id, wake_outstanding, last_woken_at, failures, backoff_until, backoff_count, backoff_origin, fcm_budget_tat
+      FROM push_registrations WHERE user_id = ${device.userId} AND device_id = ${device.deviceId}`);
   }
+
+  /** Registrations of this test still in PostgreSQL. */
+  async kept(devices: readonly Device[]): Promise<number> {
+    let kept = 0;
+    for (const device of devices) if ((await this.row(device)) !== null) kept++;
+    return kept;
+  }
+}
+
+const registrationRow = z.object({
+  id: z.string(),
+  wake_outstanding: z.boolean(),
+  last_woken_at: z.date().nullable(),
+  failures: z.number(),
+  backoff_until: z.date().nullable(),
+  backoff_count: z.number(),
+  backoff_origin: z.string().nullable(),
+  fcm_budget_tat: z.date().nullable(),
+});
+
+function harnessTransports(env: Readonly<Record<string, string>>): Transports {
+  return createTransports(loadConfig('worker', env), createLogger({ level: 'silent', name: 'test' }), { unifiedPushDeadlineMs: 2_000, fcmDeadlineMs: 2_000 });
 }
 
 let runtimeInstalled = false;

@@ -32,18 +32,21 @@ function failure(env: Record<string, string>, role: Role = 'api'): ConfigError {
 describe('loadConfig', () => {
   it('applies the defaults of contract §3', () => {
     const config = loadConfig('api', base);
-    expect(config.natsServers).toEqual(['nats://127.0.0.1:4222']);
     expect(config.temporal).toEqual({ address: '127.0.0.1:7233', namespace: 'default', taskQueue: 'push-wakes' });
     expect(config.http).toEqual({ host: '127.0.0.1', port: 8080 });
-    expect(config.fcm).toEqual({ projectId: undefined, credentials: undefined, endpoint: 'https://fcm.googleapis.com' });
+    expect(config.fcm).toEqual({ projectId: undefined });
     expect(config.unifiedPush).toEqual({ allowPrivate: false, allowHttp: false, vapid: undefined });
-    expect(config.coalescing).toEqual({ minIntervalMs: 15_000, rewakeAfterMs: 900_000 });
     expect(config.jwt.key).toMatchObject({ kind: 'secret', algorithm: 'HS256' });
     expect(config.jwt.issuer).toBeUndefined();
+    const worker = loadConfig('worker', base);
+    expect(worker.fcm).toEqual({ projectId: undefined, credentials: undefined, endpoint: 'https://fcm.googleapis.com' });
+    expect(worker.coalescing).toEqual({ minIntervalMs: 15_000, rewakeAfterMs: 900_000 });
+    expect(worker.fcmBudget).toEqual({ burst: 20, refillMs: 180_000, dmReserve: 5 });
+    expect(loadConfig('bridge', base).nats).toEqual({ servers: ['nats://127.0.0.1:4222'], auth: { kind: 'none' } });
   });
 
   it('reads every variable it is given', () => {
-    const config = loadConfig('worker', {
+    const env = {
       ...base,
       NATS_URL: 'nats://a:4222, nats://b:4222',
       TEMPORAL_ADDRESS: 'temporal.internal:7233',
@@ -53,18 +56,24 @@ describe('loadConfig', () => {
       HOST: '0.0.0.0',
       JWT_ISSUER: 'https://chat.example',
       JWT_AUDIENCE: 'zippchat',
+      FCM_PROJECT_ID: 'zippchat-test',
       FCM_CREDENTIALS_JSON: serviceAccount(),
       FCM_ENDPOINT: 'http://127.0.0.1:9999/',
       PUSH_UP_ALLOW_PRIVATE: 'true',
       PUSH_UP_ALLOW_HTTP: '1',
       PUSH_MIN_INTERVAL_MS: '1000',
       PUSH_REWAKE_AFTER_MS: '60000',
-    });
-    expect(config.natsServers).toEqual(['nats://a:4222', 'nats://b:4222']);
+      PUSH_FCM_WAKE_BURST: '10',
+      PUSH_FCM_WAKE_REFILL_MS: '60000',
+      PUSH_FCM_DM_RESERVE: '3',
+    };
+    const config = loadConfig('worker', env);
+    expect(loadConfig('bridge', env).nats.servers).toEqual(['nats://a:4222', 'nats://b:4222']);
     expect(config.temporal).toEqual({ address: 'temporal.internal:7233', namespace: 'zippchat', taskQueue: 'wakes-2' });
-    expect(config.http).toEqual({ host: '0.0.0.0', port: 9000 });
-    expect(config.jwt).toMatchObject({ issuer: 'https://chat.example', audience: 'zippchat' });
+    expect(loadConfig('api', env).http).toEqual({ host: '0.0.0.0', port: 9000 });
+    expect(loadConfig('api', env).jwt).toMatchObject({ issuer: 'https://chat.example', audience: 'zippchat' });
     expect(config.fcm.projectId).toBe('zippchat-test');
+    expect(config.fcmBudget).toEqual({ burst: 10, refillMs: 60_000, dmReserve: 3 });
     expect(config.fcm.credentials?.tokenUri).toBe('http://127.0.0.1:9/token');
     expect(config.fcm.endpoint).toBe('http://127.0.0.1:9999');
     expect(config.unifiedPush).toMatchObject({ allowPrivate: true, allowHttp: true });
@@ -100,8 +109,8 @@ describe('loadConfig', () => {
   const rejected: Array<[string, Record<string, string>, Role?]> = [
     ['DATABASE_URL', { DATABASE_URL: '' }],
     ['DATABASE_URL', { DATABASE_URL: 'mysql://x/y' }],
-    ['NATS_URL', { NATS_URL: 'http://nats:4222' }],
-    ['NATS_URL', { NATS_URL: 'nats://a:4222,,garbage' }],
+    ['NATS_URL', { NATS_URL: 'http://nats:4222' }, 'bridge'],
+    ['NATS_URL', { NATS_URL: 'nats://a:4222,,garbage' }, 'bridge'],
     ['TEMPORAL_ADDRESS', { TEMPORAL_ADDRESS: 'temporal' }],
     ['TEMPORAL_ADDRESS', { TEMPORAL_ADDRESS: 'temporal:99999' }],
     ['TEMPORAL_NAMESPACE', { TEMPORAL_NAMESPACE: 'has space' }],
@@ -114,10 +123,10 @@ describe('loadConfig', () => {
     ['JWT_PUBLIC_KEY', { JWT_PUBLIC_KEY: 'not a pem' }],
     ['JWT_PUBLIC_KEY', { JWT_PUBLIC_KEY: '-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----' }],
     ['FCM_PROJECT_ID', { FCM_PROJECT_ID: 'bad project!' }],
-    ['FCM_CREDENTIALS_JSON', { FCM_CREDENTIALS_JSON: '{not json' }],
-    ['FCM_CREDENTIALS_JSON', { FCM_CREDENTIALS_JSON: '{"client_email":"x"}' }],
-    ['FCM_CREDENTIALS_JSON', { FCM_CREDENTIALS_JSON: '{"client_email":"x","private_key":"nope"}' }],
-    ['FCM_ENDPOINT', { FCM_ENDPOINT: 'ftp://fcm' }],
+    ['FCM_CREDENTIALS_JSON', { FCM_CREDENTIALS_JSON: '{not json' }, 'worker'],
+    ['FCM_CREDENTIALS_JSON', { FCM_CREDENTIALS_JSON: '{"client_email":"x"}' }, 'worker'],
+    ['FCM_CREDENTIALS_JSON', { FCM_CREDENTIALS_JSON: '{"client_email":"x","private_key":"nope"}' }, 'worker'],
+    ['FCM_ENDPOINT', { FCM_ENDPOINT: 'ftp://fcm' }, 'worker'],
     ['PUSH_UP_ALLOW_PRIVATE', { PUSH_UP_ALLOW_PRIVATE: 'maybe' }],
     ['PUSH_UP_ALLOW_HTTP', { PUSH_UP_ALLOW_HTTP: '2' }],
     ['PUSH_VAPID_PRIVATE_KEY', { PUSH_VAPID_SUBJECT: 'mailto:a@b.example' }],
@@ -125,10 +134,15 @@ describe('loadConfig', () => {
     ['PUSH_VAPID_PRIVATE_KEY', { PUSH_VAPID_PRIVATE_KEY: 'dG9vIHNob3J0', PUSH_VAPID_SUBJECT: 'mailto:a@b.example' }],
     ['PUSH_VAPID_PRIVATE_KEY', { PUSH_VAPID_PRIVATE_KEY: Buffer.alloc(32, 0).toString('base64url'), PUSH_VAPID_SUBJECT: 'mailto:a@b.example' }],
     ['PUSH_VAPID_SUBJECT', { PUSH_VAPID_PRIVATE_KEY: Buffer.alloc(32, 7).toString('base64url'), PUSH_VAPID_SUBJECT: 'ops@chat' }],
-    ['PUSH_MIN_INTERVAL_MS', { PUSH_MIN_INTERVAL_MS: '-5' }],
-    ['PUSH_MIN_INTERVAL_MS', { PUSH_MIN_INTERVAL_MS: '1.5' }],
-    ['PUSH_REWAKE_AFTER_MS', { PUSH_REWAKE_AFTER_MS: 'soon' }],
-    ['PUSH_REWAKE_AFTER_MS', { PUSH_MIN_INTERVAL_MS: '20000', PUSH_REWAKE_AFTER_MS: '10000' }],
+    ['PUSH_MIN_INTERVAL_MS', { PUSH_MIN_INTERVAL_MS: '-5' }, 'worker'],
+    ['PUSH_MIN_INTERVAL_MS', { PUSH_MIN_INTERVAL_MS: '1.5' }, 'worker'],
+    ['PUSH_REWAKE_AFTER_MS', { PUSH_REWAKE_AFTER_MS: 'soon' }, 'worker'],
+    ['PUSH_REWAKE_AFTER_MS', { PUSH_MIN_INTERVAL_MS: '20000', PUSH_REWAKE_AFTER_MS: '10000' }, 'worker'],
+    ['PUSH_FCM_WAKE_BURST', { PUSH_FCM_WAKE_BURST: '-1' }, 'worker'],
+    ['PUSH_FCM_WAKE_BURST', { PUSH_FCM_WAKE_BURST: 'many' }, 'worker'],
+    ['PUSH_FCM_WAKE_REFILL_MS', { PUSH_FCM_WAKE_REFILL_MS: '0' }, 'worker'],
+    ['PUSH_FCM_DM_RESERVE', { PUSH_FCM_DM_RESERVE: '1.5' }, 'worker'],
+    ['PUSH_FCM_DM_RESERVE', { PUSH_FCM_WAKE_BURST: '5', PUSH_FCM_DM_RESERVE: '5' }, 'worker'],
     ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
   ];
 
@@ -152,12 +166,41 @@ describe('loadConfig', () => {
     expect(error.variable).toBe('JWT_PUBLIC_KEY');
     expect(failure({ ...base, JWT_SECRET: 'tiny-secret' }).message).not.toContain('tiny-secret');
     const credentials = '{"client_email":"x","private_key":"SECRET-PEM"}';
-    expect(failure({ ...base, FCM_CREDENTIALS_JSON: credentials }).message).not.toContain('SECRET-PEM');
+    expect(failure({ ...base, FCM_PROJECT_ID: 'p', FCM_CREDENTIALS_JSON: credentials }, 'worker').message).not.toContain('SECRET-PEM');
   });
 
-  it('takes the FCM project from the key file when FCM_PROJECT_ID is unset, and requires one', () => {
-    expect(loadConfig('worker', { ...base, FCM_CREDENTIALS_JSON: serviceAccount() }).fcm.projectId).toBe('zippchat-test');
-    expect(failure({ ...base, FCM_CREDENTIALS_JSON: serviceAccount({ project_id: undefined }) }, 'worker').variable).toBe('FCM_PROJECT_ID');
-    expect(loadConfig('api', { ...base, FCM_PROJECT_ID: 'zippchat-prod' }).fcm).toMatchObject({ projectId: 'zippchat-prod', credentials: undefined });
+  it('refuses FCM configured by halves on the worker, and offers FCM on the api only for FCM_PROJECT_ID', () => {
+    const worker = (env: Record<string, string>) => failure({ ...base, ...env }, 'worker');
+    expect(worker({ FCM_PROJECT_ID: 'zippchat-test' }).variable).toBe('FCM_CREDENTIALS_JSON');
+    expect(worker({ FCM_CREDENTIALS_JSON: serviceAccount() }).variable).toBe('FCM_PROJECT_ID');
+    const otherProject = worker({ FCM_PROJECT_ID: 'zippchat-prod', FCM_CREDENTIALS_JSON: serviceAccount() });
+    expect(otherProject.message).toBe('config: FCM_CREDENTIALS_JSON is a key of project "zippchat-test", not of FCM_PROJECT_ID "zippchat-prod"');
+    expect(loadConfig('worker', { ...base, FCM_PROJECT_ID: 'zippchat-test', FCM_CREDENTIALS_JSON: serviceAccount({ project_id: undefined }) }).fcm.projectId).toBe(
+      'zippchat-test',
+    );
+    expect(loadConfig('api', { ...base, FCM_PROJECT_ID: 'zippchat-prod' }).fcm).toEqual({ projectId: 'zippchat-prod' });
+    // The api never reads the service account: only FCM_PROJECT_ID decides `fcm: true`.
+    expect(loadConfig('api', { ...base, FCM_CREDENTIALS_JSON: serviceAccount() }).fcm).toEqual({ projectId: undefined });
+  });
+
+  it('turns the FCM budget off with a burst of 0, whatever the reserve', () => {
+    expect(loadConfig('worker', { ...base, PUSH_FCM_WAKE_BURST: '0', PUSH_FCM_DM_RESERVE: '5' }).fcmBudget).toEqual({ burst: 0, refillMs: 180_000, dmReserve: 5 });
+  });
+
+  it('reads each process\'s own variables only', () => {
+    const { JWT_SECRET: _, ...noJwt } = base;
+    const foreign = { ...noJwt, NATS_URL: 'http://not-nats', FCM_CREDENTIALS_JSON: '{not json', JWT_PUBLIC_KEY: 'not a pem', PORT: 'eighty' };
+    expect(() => loadConfig('worker', { ...foreign, NATS_URL: 'nats://ok:4222' })).toThrow('config: FCM_CREDENTIALS_JSON');
+    expect(() => loadConfig('worker', { ...foreign, NATS_URL: 'nats://ok:4222', FCM_CREDENTIALS_JSON: '' })).not.toThrow();
+    expect(() => loadConfig('bridge', { ...foreign, NATS_URL: 'nats://ok:4222' })).not.toThrow();
+    expect(() => loadConfig('migrate', foreign)).not.toThrow();
+  });
+
+  it('reads BRIDGE_START_AT as an RFC 3339 instant, and names it when it is not one', () => {
+    expect(loadConfig('bridge', base).bridgeStartAt).toBeUndefined();
+    expect(loadConfig('bridge', { ...base, BRIDGE_START_AT: '2026-12-01T08:00:00+01:00' }).bridgeStartAt).toEqual(new Date('2026-12-01T07:00:00Z'));
+    expect(failure({ ...base, BRIDGE_START_AT: '2026-12-01 08:00' }, 'bridge').message).toBe(
+      'config: BRIDGE_START_AT must be an RFC 3339 date-time with an offset, e.g. 2026-12-01T00:00:00Z (got "2026-12-01 08:00")',
+    );
   });
 });

@@ -23,9 +23,19 @@ async function start(entry: string, env: Record<string, string>): Promise<{ code
 
 describe('entry points with a bad configuration', () => {
   it.each(['api', 'worker', 'bridge', 'all', 'migrate'])('%s exits 1 with one line naming the variable', async (entry) => {
-    const result = await start(entry, { DATABASE_URL: 'postgres://x@127.0.0.1:1/x', JWT_SECRET: 'x'.repeat(40), PUSH_MIN_INTERVAL_MS: 'often' });
+    const result = await start(entry, { DATABASE_URL: 'postgres://x@127.0.0.1:1/x', JWT_SECRET: 'x'.repeat(40), LOG_LEVEL: 'loud' });
     expect(result.code).toBe(1);
-    expect(result.stderr).toBe('config: PUSH_MIN_INTERVAL_MS must be an integer from 1 to 86400000 (got "often")\n');
+    expect(result.stderr).toBe('config: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "loud")\n');
+  });
+
+  it.each([
+    ['worker', 'PUSH_MIN_INTERVAL_MS', 'often', 'must be an integer from 1 to 86400000 (got "often")'],
+    ['bridge', 'NATS_URL', 'http://nats', 'must be comma-separated nats:// URLs (bad entry "http://nats")'],
+    ['api', 'PORT', 'eighty', 'must be an integer from 0 to 65535 (got "eighty")'],
+  ])('%s checks its own %s', async (entry, variable, value, problem) => {
+    const result = await start(entry, { DATABASE_URL: 'postgres://x@127.0.0.1:1/x', JWT_SECRET: 'x'.repeat(40), [variable]: value });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`config: ${variable} ${problem}\n`);
   });
 
   it('the api names a missing DATABASE_URL', async () => {

@@ -32,8 +32,10 @@ describe('registration workflow across workers', () => {
     await h.skip(rewakeAfterMs / 2);
     await h.untilWakes(device, 2);
     const second = Date.parse((await h.state(device)).lastWakeAt!);
+    // The re-wake timer's wake (a timer re-armed by the new worker would come rewakeAfterMs / 2
+    // later); not a latency bound: the claim's workflow time includes the task's scheduling.
     expect(second - first).toBeGreaterThanOrEqual(rewakeAfterMs);
-    expect(second - first).toBeLessThan(rewakeAfterMs + 1_000);
+    expect(second - first).toBeLessThan(rewakeAfterMs + minIntervalMs);
   });
 
   it('writes histories that replay deterministically', async () => {

@@ -36,6 +36,8 @@ export interface FcmState {
   readonly problems: readonly string[];
   /** Answers the next well-formed, authorized wakes with these, in order. */
   script(...answers: FcmAnswer[]): void;
+  /** Answers every well-formed, authorized wake with this (after the scripted ones) until called with undefined: an outage. */
+  answerAll(answer: FcmAnswer | undefined): void;
 }
 
 export interface FcmStandIn extends FcmState {
@@ -78,6 +80,7 @@ export function createFcmStandIn(options: FakeFcmOptions): FcmStandIn {
   const received: FcmRequestRecord[] = [];
   const problems: string[] = [];
   const scripted: FcmAnswer[] = [];
+  let always: FcmAnswer | undefined;
   const inbox = createFcmInbox();
   const expectedPath = `/v1/projects/${options.projectId}/messages:send`;
 
@@ -103,11 +106,18 @@ export function createFcmStandIn(options: FakeFcmOptions): FcmStandIn {
       return answerWith(response, refusal.answer);
     }
     const data = (wake as { data: Wake }).data;
-    const answer = scripted.shift() ?? accept(data, request.body.length, inbox, options, received.length + 1);
+    const answer = scripted.shift() ?? always ?? accept(data, request.body.length, inbox, options, received.length + 1);
     record('hang' in answer ? undefined : answer.status);
     answerWith(response, answer);
   };
-  return { received, problems, inbox, script: (...answers) => void scripted.push(...answers), handle };
+  return {
+    received,
+    problems,
+    inbox,
+    script: (...answers) => void scripted.push(...answers),
+    answerAll: (answer) => void (always = answer),
+    handle,
+  };
 }
 
 /** The FCM endpoint alone on a loopback port (tests). */

@@ -87,6 +87,8 @@ export interface GoogleOAuthState {
   revokeAll(): void;
   /** Answers the next requests with these, in order, instead of issuing tokens. */
   script(...answers: OAuthAnswer[]): void;
+  /** Answers every request with this (after the scripted ones) until called with undefined: the endpoint is down. */
+  answerAll(answer: OAuthAnswer | undefined): void;
 }
 
 export interface GoogleOAuthStandIn extends GoogleOAuthState {
@@ -111,12 +113,14 @@ export function createGoogleOAuth(options: GoogleOAuthOptions): GoogleOAuthStand
   const problems: string[] = [];
   const valid = new Set<string>();
   const scripted: OAuthAnswer[] = [];
+  let always: OAuthAnswer | undefined;
   return {
     received,
     problems,
     isValid: (token) => valid.has(token),
     revokeAll: () => valid.clear(),
     script: (...answers) => void scripted.push(...answers),
+    answerAll: (answer) => void (always = answer),
     async handle(request, response, tokenUrl) {
       const problem = await checkTokenRequest(request, options.account, tokenUrl);
       if (problem !== undefined) {
@@ -124,7 +128,7 @@ export function createGoogleOAuth(options: GoogleOAuthOptions): GoogleOAuthStand
         received.push({ at: new Date(), issued: undefined, problem });
         return sendJson(response, 400, { error: 'invalid_grant', error_description: problem });
       }
-      const answer = scripted.shift();
+      const answer = scripted.shift() ?? always;
       if (answer !== undefined) {
         received.push({ at: new Date(), issued: undefined, problem: undefined });
         return sendJson(response, answer.status, answer.body ?? { error: 'scripted' });

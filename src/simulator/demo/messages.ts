@@ -5,7 +5,8 @@
  * fetch through the host's REST API and decrypt with its own keys: the push service never
  * holds plaintext, here as in production.
  */
-import type { NatsConnection } from 'nats';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { jetstream } from '@nats-io/jetstream';
 import type { PlainMessage } from '../notification.js';
 
 export interface StoredMessage extends PlainMessage {
@@ -32,7 +33,7 @@ export interface MessagePublisher {
 }
 
 export function messagePublisher(nc: NatsConnection, store: PlaintextStore, nextId: () => string, subjectPrefix = ''): MessagePublisher {
-  const js = nc.jetstream();
+  const js = jetstream(nc);
   return {
     async post(channelId, authorId, text) {
       const message: StoredMessage = { id: nextId(), channelId, authorId, text };

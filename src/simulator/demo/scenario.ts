@@ -11,7 +11,7 @@
  * Returns what happened, so the test suite can hold the demo to it.
  */
 import type { Client } from '@temporalio/client';
-import type { NatsConnection } from 'nats';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../../db/pool.js';
@@ -39,8 +39,8 @@ export interface DemoDeps {
   /** '' in production; tests give their bridge a prefix of its own. */
   readonly subjectPrefix?: string;
   readonly jwtSecret: string;
-  /** The local FCM stand-in the worker's FCM_ENDPOINT points at. */
-  readonly fcmStandInUrl: string;
+  /** The local FCM stand-in the worker's FCM_ENDPOINT points at; undefined when the FCM in force is another (the phones then use UnifiedPush). */
+  readonly fcmStandInUrl: string | undefined;
   readonly temporalUiUrl: string | undefined;
   readonly write: (line: string) => void;
   /** How long one phone may take to receive and drain a round's messages. */
@@ -133,11 +133,11 @@ async function startPhones(
   distributor: LocalDistributor,
 ): Promise<Record<Phoned, DemoPhone>> {
   const names = new Map(demoPeople.map((p) => [world.users[p], p]));
-  const fcmEnabled = (await deviceApi(deps.apiUrl, await jwtFor(deps, world, deviceIds, 'bob')).config()).fcm;
+  const fcmEnabled = deps.fcmStandInUrl !== undefined && (await deviceApi(deps.apiUrl, await jwtFor(deps, world, deviceIds, 'bob')).config()).fcm;
   const phones = {} as Record<Phoned, DemoPhone>;
   for (const person of ['bob', 'carol', 'dave', 'erin'] as const) {
     const { transport, label } = fcmEnabled ? transports[person] : transports.bob;
-    const source = transport === 'fcm' ? await fcmSource(deps.fcmStandInUrl) : unifiedPushSource(distributor);
+    const source = transport === 'fcm' && deps.fcmStandInUrl !== undefined ? await fcmSource(deps.fcmStandInUrl) : unifiedPushSource(distributor);
     const phone = simulatedPhone({ apiUrl: deps.apiUrl, jwt: await jwtFor(deps, world, deviceIds, person), source });
     await phone.register();
     phones[person] = new DemoPhone(phone, {

@@ -42,7 +42,7 @@ let api: TestApi;
 beforeAll(async () => {
   db = await freshDatabase();
   // The concurrency test sends more than the per-user limit at once; the limit has its own test.
-  api = await startTestApi({ db, taskQueue, env: { PUSH_UP_ALLOW_PRIVATE: 'true' }, rateLimit: { perSecond: 10_000, burst: 10_000 } });
+  api = await startTestApi({ db, taskQueue, env: { PUSH_UP_ALLOW_PRIVATE: 'true' }, rateLimit: { perSecond: 10_000 } });
 });
 
 afterAll(async () => {

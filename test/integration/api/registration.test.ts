@@ -4,6 +4,7 @@
  * row), and what a stored registration means — one row per device, created_at kept or
  * restarted, pending rows surviving a transport switch, the device's workflow started.
  */
+import { vapidPrivateKey } from '../../support/vapid-key.js';
 import { createECDH, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -49,9 +50,11 @@ const secretsSent: string[] = [];
 
 beforeAll(async () => {
   db = await freshDatabase();
-  plain = await startTestApi({ db, taskQueue, lookupHost });
-  withFcm = await startTestApi({ db, taskQueue, lookupHost, env: { FCM_PROJECT_ID: 'zippchat-test' } });
-  development = await startTestApi({ db, taskQueue, lookupHost, env: { PUSH_UP_ALLOW_HTTP: 'true', PUSH_UP_ALLOW_PRIVATE: 'true' } });
+  // One user makes every request of this file, through three apis that share the per-user limit.
+  const rateLimit = { perSecond: 10_000 };
+  plain = await startTestApi({ db, taskQueue, lookupHost, rateLimit });
+  withFcm = await startTestApi({ db, taskQueue, lookupHost, rateLimit, env: { FCM_PROJECT_ID: 'zippchat-test' } });
+  development = await startTestApi({ db, taskQueue, lookupHost, rateLimit, env: { PUSH_UP_ALLOW_HTTP: 'true', PUSH_UP_ALLOW_PRIVATE: 'true' } });
   user = await createUser(db.pool);
 });
 
@@ -90,7 +93,7 @@ describe('GET /api/push/config', () => {
     const api = await startTestApi({
       db,
       taskQueue,
-      env: { PUSH_VAPID_PRIVATE_KEY: ecdh.getPrivateKey().toString('base64url'), PUSH_VAPID_SUBJECT: 'mailto:ops@chat.example' },
+      env: { PUSH_VAPID_PRIVATE_KEY: vapidPrivateKey(ecdh), PUSH_VAPID_SUBJECT: 'mailto:ops@chat.example' },
     });
     try {
       const response = await checked(api)('GET', '/api/push/config', { token: await tokenFor(user, 'any') });

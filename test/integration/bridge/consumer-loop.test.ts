@@ -3,7 +3,7 @@
  * than its cap of events, and a graceful stop finishes what it holds and leaves nothing
  * delivered-but-unacknowledged (which JetStream would only redeliver after the ack wait).
  */
-import type { JsMsg } from 'nats';
+import { jetstreamManager, type JsMsg } from '@nats-io/jetstream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startConsumerLoop } from '../../../src/bridge/consumer.js';
@@ -27,7 +27,7 @@ const publish = async (count: number) => {
   for (let i = 0; i < count; i++) await h.publishRaw(`channel.${i + 1}.MESSAGE_CREATE`, '{}');
 };
 
-const consumerInfo = async () => (await h.nc.jetstreamManager()).consumers.info(h.stream, h.consumer);
+const consumerInfo = async () => (await jetstreamManager(h.nc)).consumers.info(h.stream, h.consumer);
 
 describe('the pull loop', () => {
   it('never handles more than maxInFlight events at once, and handles them all', async () => {

@@ -7,7 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
-import { connect, type NatsConnection } from 'nats';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { pino } from 'pino';
 import { sql, type DatabasePool } from 'slonik';
 import { inject } from 'vitest';
@@ -64,7 +65,7 @@ export async function bridgeHarness(): Promise<BridgeHarness> {
   const connection = await Connection.connect({ address: inject('temporalAddress') });
   const temporal = new Client({ connection });
   const replicas = new Set<EventBridge>();
-  const js = nc.jetstream();
+  const js = jetstream(nc);
   return {
     nc,
     temporal,
@@ -93,12 +94,12 @@ export async function bridgeHarness(): Promise<BridgeHarness> {
       await js.publish(`${subjectPrefix}${subject}`, body);
     },
     async consumerIdle() {
-      const info = await (await nc.jetstreamManager()).consumers.info(stream, consumer);
+      const info = await (await jetstreamManager(nc)).consumers.info(stream, consumer);
       return info.num_pending === 0 && info.num_ack_pending === 0;
     },
     async close() {
       for (const replica of replicas) await replica.stop();
-      const jsm = await nc.jetstreamManager();
+      const jsm = await jetstreamManager(nc);
       await jsm.streams.delete(stream).catch(() => undefined);
       await nc.close();
       await connection.close();

@@ -9,6 +9,7 @@ import { VIEW_CHANNEL } from '../../../src/permissions/flags.js';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
 import { hostFixtures, nextId, type Registration } from '../../support/host-fixtures.js';
 import { bridgeHarness, capturedLogger, messageEvent, outcomeCount, pendingRows, pendingSignals, until, type BridgeHarness } from './harness.js';
+import { jetstreamManager } from '@nats-io/jetstream';
 
 let db: TestDatabase;
 let h: BridgeHarness;
@@ -58,7 +59,7 @@ describe('malformed events', () => {
     expect(await pendingRows(db.pool, channel)).toEqual([expect.objectContaining({ registration_id: reader.id, message_count: 1, first_message_id: valid.id })]);
     expect(await pendingSignals(h.temporal, reader)).toBe(1);
 
-    const info = await (await h.nc.jetstreamManager()).consumers.info(h.stream, h.consumer);
+    const info = await (await jetstreamManager(h.nc)).consumers.info(h.stream, h.consumer);
     expect(info.num_redelivered).toBe(0); // terminated, not retried
 
     const dropped = logs.lines().filter((line) => line.includes('malformed MESSAGE_CREATE'));
@@ -77,7 +78,7 @@ describe('an event for a channel that does not exist', () => {
     await h.publish(messageEvent(ghost, author, nextId()));
     await until('the event acknowledged', async () => (await h.consumerIdle()) && (await outcomeCount('unknown_channel')) > before);
     expect(await pendingRows(db.pool, ghost)).toEqual([]);
-    const info = await (await h.nc.jetstreamManager()).consumers.info(h.stream, h.consumer);
+    const info = await (await jetstreamManager(h.nc)).consumers.info(h.stream, h.consumer);
     expect(info.num_redelivered).toBe(0);
   });
 });

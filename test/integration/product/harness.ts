@@ -7,7 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { connect, type NatsConnection } from 'nats';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { inject } from 'vitest';
 import { createActivities } from '../../../activities/index.js';
 import { startEventBridge, type EventBridge } from '../../../src/bridge/event-bridge.js';
@@ -65,7 +66,7 @@ export async function productHarness(db: TestDatabase, options: { readonly bridg
     subjectPrefix,
     async close() {
       await bridge?.stop();
-      await (await nc.jetstreamManager()).streams.delete(`PRODUCT_${tag}`).catch(() => undefined);
+      await (await jetstreamManager(nc)).streams.delete(`PRODUCT_${tag}`).catch(() => undefined);
       await nc.close();
       await worker.stop();
       await api.close();
@@ -84,7 +85,7 @@ async function startWorker(db: TestDatabase, taskQueue: string, client: Client, 
     connection,
     namespace: 'default',
     taskQueue,
-    activities: createActivities({ pool: db.pool, log, coalescing: config.coalescing, transports, temporal: client, taskQueue }),
+    activities: createActivities({ pool: db.pool, log, coalescing: config.coalescing, fcmBudget: config.fcmBudget, transports, temporal: client, taskQueue }),
     overrides: { maxCachedWorkflows: 100, shutdownGraceTime: '2s' },
   });
   const running = worker.run();

@@ -10,7 +10,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect } from 'nats';
+import { connect } from '@nats-io/transport-node';
+import { jetstream } from '@nats-io/jetstream';
 import { stopDaemon, waitFor } from '../../../src/dev/daemons.js';
 import { natsDaemon, startNats } from '../../../src/dev/nats.js';
 import { findBinaries } from '../../../src/dev/tools.js';
@@ -91,7 +92,7 @@ describe('metrics of api, worker, bridge and the Temporal SDK', () => {
 
     const nc = await connect({ servers: natsUrl });
     const event = { id: nextId(), channel_id: dm, author_id: alice!, created_at: new Date().toISOString() };
-    await nc.jetstream().publish(`channel.${dm}.MESSAGE_CREATE`, JSON.stringify(event));
+    await jetstream(nc).publish(`channel.${dm}.MESSAGE_CREATE`, JSON.stringify(event));
     await nc.close();
     await waitFor('the wake', async () => distributor.received.some((m) => m.endpoint === endpoint), 30_000);
 

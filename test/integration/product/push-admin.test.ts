@@ -22,6 +22,7 @@ import { signDeviceToken, testJwtSecret } from '../../support/jwt.js';
 import { runCli } from './cli.js';
 import { productHarness, type ProductHarness } from './harness.js';
 import '../../support/provided.js';
+import { jetstream } from '@nats-io/jetstream';
 
 let db: TestDatabase;
 let h: ProductHarness;
@@ -56,7 +57,7 @@ async function wokenPhone() {
   expect((await h.api.request('PUT', '/api/push/registration', { token, body })).status).toBe(200);
   await db.pool.query(sql.unsafe`INSERT INTO refresh_tokens (user_id, device_id, expires_at) VALUES (${reader!}, ${deviceId}, now() + interval '1 day')`);
   const event = { id: nextId(), channel_id: dm, author_id: author!, created_at: new Date().toISOString() };
-  await h.nc.jetstream().publish(`${h.subjectPrefix}channel.${dm}.MESSAGE_CREATE`, JSON.stringify(event));
+  await jetstream(h.nc).publish(`${h.subjectPrefix}channel.${dm}.MESSAGE_CREATE`, JSON.stringify(event));
   await waitFor('the wake', async () => distributor.received.some((m) => m.endpoint === endpoint), 30_000);
   return { userId: reader!, deviceId, dm, endpoint, keys, token };
 }

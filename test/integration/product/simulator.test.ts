@@ -16,6 +16,7 @@ import { hostFixtures, nextId, type HostFixtures } from '../../support/host-fixt
 import { signDeviceToken, testJwtSecret } from '../../support/jwt.js';
 import { runCli } from './cli.js';
 import { productHarness, type ProductHarness } from './harness.js';
+import { jetstream } from '@nats-io/jetstream';
 
 let db: TestDatabase;
 let h: ProductHarness;
@@ -37,7 +38,7 @@ async function conversation() {
   const dm = await host.dm([author!, reader!]);
   const say = async () => {
     const event = { id: nextId(), channel_id: dm, author_id: author!, created_at: new Date().toISOString() };
-    await h.nc.jetstream().publish(`${h.subjectPrefix}channel.${dm}.MESSAGE_CREATE`, JSON.stringify(event));
+    await jetstream(h.nc).publish(`${h.subjectPrefix}channel.${dm}.MESSAGE_CREATE`, JSON.stringify(event));
     return event.id;
   };
   return { reader: reader!, dm, say };

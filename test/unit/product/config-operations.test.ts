@@ -12,9 +12,8 @@ describe('operations settings', () => {
   });
 
   it('reads them, trimming the URL', () => {
-    const config = loadConfig('admin', { ...base, WORKER_SDK_METRICS_PORT: '0', TEMPORAL_UI_URL: 'https://temporal.example/' });
-    expect(config.workerSdkMetricsPort).toBe(0);
-    expect(config.temporal.uiUrl).toBe('https://temporal.example');
+    expect(loadConfig('worker', { ...base, WORKER_SDK_METRICS_PORT: '0' }).workerSdkMetricsPort).toBe(0);
+    expect(loadConfig('admin', { ...base, TEMPORAL_UI_URL: 'https://temporal.example/' }).temporal.uiUrl).toBe('https://temporal.example');
   });
 
   it('refuses bad values with one line naming the variable', () => {

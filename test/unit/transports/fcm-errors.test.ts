@@ -24,9 +24,14 @@ describe('classifyFcmError', () => {
     expect(classifyFcmError(403, body('PERMISSION_DENIED', [fcmDetail('SENDER_ID_MISMATCH')]))).toMatchObject({ kind: 'dead', guarded: true });
   });
 
-  it('asks for at least a minute on quota answers', () => {
-    expect(classifyFcmError(429, body('RESOURCE_EXHAUSTED', [fcmDetail('QUOTA_EXCEEDED')]))).toEqual({ kind: 'transient', reason: 'FCM 429 QUOTA_EXCEEDED', minRetryMs: 60_000 });
-    expect(classifyFcmError(429, 'Too Many Requests')).toEqual({ kind: 'transient', reason: 'FCM 429', minRetryMs: 60_000 });
+  it('makes quota answers a rate limit of at least a minute, never a failure', () => {
+    expect(classifyFcmError(429, body('RESOURCE_EXHAUSTED', [fcmDetail('QUOTA_EXCEEDED')]))).toEqual({ kind: 'rate-limited', reason: 'FCM 429 QUOTA_EXCEEDED', minRetryMs: 60_000 });
+    expect(classifyFcmError(429, body('RESOURCE_EXHAUSTED'))).toEqual({ kind: 'rate-limited', reason: 'FCM 429 RESOURCE_EXHAUSTED', minRetryMs: 60_000 });
+    expect(classifyFcmError(429, 'Too Many Requests')).toEqual({ kind: 'rate-limited', reason: 'FCM 429', minRetryMs: 60_000 });
+  });
+
+  it('sends SENDER_ID_MISMATCH through the prune breaker (guarded), never straight to a prune', () => {
+    expect(classifyFcmError(403, body('PERMISSION_DENIED', [fcmDetail('SENDER_ID_MISMATCH')]))).toEqual({ kind: 'dead', reason: 'FCM 403 SENDER_ID_MISMATCH', guarded: true });
   });
 
   it('refreshes the token on a plain 401, but not on THIRD_PARTY_AUTH_ERROR', () => {

@@ -23,7 +23,7 @@ async function world(options: TransportOptions = {}, authorize?: (bearer: string
   const oauth = await startGoogleOAuth({ account, expiresInSeconds });
   const fcm = await startFakeFcm({ projectId: account.projectId, isAuthorized: authorize ?? ((bearer) => oauth.isValid(bearer)) });
   const captured = captureLog();
-  const config = workerConfig({ FCM_CREDENTIALS_JSON: account.keyFile(oauth.url), FCM_ENDPOINT: fcm.url });
+  const config = workerConfig({ FCM_PROJECT_ID: account.projectId, FCM_CREDENTIALS_JSON: account.keyFile(oauth.url), FCM_ENDPOINT: fcm.url });
   const transports = createTransports(config, captured.log, options);
   cleanups.push(async () => {
     await transports.close();
@@ -69,7 +69,7 @@ describe('FCM on the wire', () => {
     expect(fcm.received).toHaveLength(1000);
     expect(sizes('HIGH').size).toBe(1);
     expect(sizes('NORMAL').size).toBe(1);
-  });
+  }, 60_000); // 1,000 requests: seconds on a loaded machine
 });
 
 describe('FCM errors → outcomes (through the wire)', () => {
@@ -84,22 +84,22 @@ describe('FCM errors → outcomes (through the wire)', () => {
     ],
     ['400 INVALID_ARGUMENT about the payload', fcmError('INVALID_ARGUMENT'), { kind: 'config-error', reason: expect.stringContaining('not about the token') as string }],
     ['403 SENDER_ID_MISMATCH', fcmError('SENDER_ID_MISMATCH'), { kind: 'dead', reason: 'FCM 403 SENDER_ID_MISMATCH' }],
-    ['429 QUOTA_EXCEEDED without Retry-After: one minute', fcmError('QUOTA_EXCEEDED'), { kind: 'transient', reason: 'FCM 429 QUOTA_EXCEEDED', retryAfterMs: 60_000 }],
-    ['429 QUOTA_EXCEEDED, Retry-After 120', fcmError('QUOTA_EXCEEDED', { headers: { 'retry-after': '120' } }), { kind: 'transient', reason: 'FCM 429 QUOTA_EXCEEDED', retryAfterMs: 120_000 }],
-    ['429 QUOTA_EXCEEDED, Retry-After 5: still a minute', fcmError('QUOTA_EXCEEDED', { headers: { 'retry-after': '5' } }), { kind: 'transient', reason: 'FCM 429 QUOTA_EXCEEDED', retryAfterMs: 60_000 }],
-    ['503 UNAVAILABLE, Retry-After 7', fcmError('UNAVAILABLE', { headers: { 'retry-after': '7' } }), { kind: 'transient', reason: 'FCM 503 UNAVAILABLE', retryAfterMs: 7_000 }],
+    ['429 QUOTA_EXCEEDED without Retry-After: one minute', fcmError('QUOTA_EXCEEDED'), { kind: 'rate-limited', reason: 'FCM 429 QUOTA_EXCEEDED', retryAfterMs: 60_000 }],
+    ['429 QUOTA_EXCEEDED, Retry-After 120', fcmError('QUOTA_EXCEEDED', { headers: { 'retry-after': '120' } }), { kind: 'rate-limited', reason: 'FCM 429 QUOTA_EXCEEDED', retryAfterMs: 120_000 }],
+    ['429 QUOTA_EXCEEDED, Retry-After 5: still a minute', fcmError('QUOTA_EXCEEDED', { headers: { 'retry-after': '5' } }), { kind: 'rate-limited', reason: 'FCM 429 QUOTA_EXCEEDED', retryAfterMs: 60_000 }],
+    ['503 UNAVAILABLE, Retry-After 7', fcmError('UNAVAILABLE', { headers: { 'retry-after': '7' } }), { kind: 'transient', reason: 'FCM 503 UNAVAILABLE', blame: 'endpoint', retryAfterMs: 7_000 }],
     [
       '503 UNAVAILABLE, Retry-After as an HTTP date',
       fcmError('UNAVAILABLE', { headers: { 'retry-after': new Date(now + 90_000).toUTCString() } }),
-      { kind: 'transient', reason: 'FCM 503 UNAVAILABLE', retryAfterMs: 90_000 },
+      { kind: 'transient', reason: 'FCM 503 UNAVAILABLE', blame: 'endpoint', retryAfterMs: 90_000 },
     ],
-    ['500 INTERNAL', fcmError('INTERNAL'), { kind: 'transient', reason: 'FCM 500 INTERNAL' }],
-    ['500 UNSPECIFIED_ERROR', fcmError('UNSPECIFIED_ERROR'), { kind: 'transient', reason: 'FCM 500 UNSPECIFIED_ERROR' }],
+    ['500 INTERNAL', fcmError('INTERNAL'), { kind: 'transient', reason: 'FCM 500 INTERNAL', blame: 'endpoint' }],
+    ['500 UNSPECIFIED_ERROR', fcmError('UNSPECIFIED_ERROR'), { kind: 'transient', reason: 'FCM 500 UNSPECIFIED_ERROR', blame: 'endpoint' }],
     ['401 THIRD_PARTY_AUTH_ERROR', fcmError('THIRD_PARTY_AUTH_ERROR'), { kind: 'config-error', reason: 'FCM 401 THIRD_PARTY_AUTH_ERROR' }],
     ['403 PERMISSION_DENIED (status only)', googleStatusError(403, 'PERMISSION_DENIED'), { kind: 'config-error', reason: 'FCM 403 PERMISSION_DENIED' }],
     ['404 NOT_FOUND without UNREGISTERED: the project, not the token', googleStatusError(404, 'NOT_FOUND'), { kind: 'config-error', reason: 'FCM 404 NOT_FOUND' }],
-    ['429 RESOURCE_EXHAUSTED (status only)', googleStatusError(429, 'RESOURCE_EXHAUSTED'), { kind: 'transient', reason: 'FCM 429 RESOURCE_EXHAUSTED', retryAfterMs: 60_000 }],
-    ['502 from a proxy, no JSON', { status: 502, body: 'Bad Gateway' }, { kind: 'transient', reason: 'FCM 502' }],
+    ['429 RESOURCE_EXHAUSTED (status only)', googleStatusError(429, 'RESOURCE_EXHAUSTED'), { kind: 'rate-limited', reason: 'FCM 429 RESOURCE_EXHAUSTED', retryAfterMs: 60_000 }],
+    ['502 from a proxy, no JSON', { status: 502, body: 'Bad Gateway' }, { kind: 'transient', reason: 'FCM 502', blame: 'endpoint' }],
     ['400 from a proxy, no JSON', { status: 400, body: 'Bad Request' }, { kind: 'config-error', reason: 'FCM 400' }],
   ];
 
@@ -115,13 +115,13 @@ describe('FCM errors → outcomes (through the wire)', () => {
   it('times out a send FCM never answers', async () => {
     const { fcm, transport } = await world({ fcmDeadlineMs: 300 });
     fcm.script({ hang: true });
-    expect(await transport.send(fcmRegistration(fakeFcmToken()), 'high')).toEqual({ kind: 'transient', reason: 'FCM timeout' });
+    expect(await transport.send(fcmRegistration(fakeFcmToken()), 'high')).toEqual({ kind: 'transient', reason: 'FCM timeout', blame: 'network' });
   });
 
   it('reports an unreachable FCM endpoint as transient', async () => {
     const { fcm, transport } = await world();
     await fcm.close();
-    expect(await transport.send(fcmRegistration(fakeFcmToken()), 'high')).toEqual({ kind: 'transient', reason: 'FCM connection refused' });
+    expect(await transport.send(fcmRegistration(fakeFcmToken()), 'high')).toEqual({ kind: 'transient', reason: 'FCM connection refused', blame: 'network' });
   });
 });
 
@@ -140,7 +140,7 @@ describe('FCM OAuth token', () => {
   });
 
   it('fetches a new token when the cached one is about to expire', async () => {
-    // A token valid for one more minute is inside google-auth-library's 5-minute refresh margin.
+    // A token valid for one more minute is inside the 5-minute refresh margin.
     const { oauth, fcm, transport } = await world({}, undefined, 60);
     await transport.send(fcmRegistration(fakeFcmToken()), 'high');
     await transport.send(fcmRegistration(fakeFcmToken()), 'high');
@@ -165,7 +165,7 @@ describe('FCM OAuth token', () => {
       reason: 'OAuth token endpoint refused the service account (400)',
     });
     oauth.script({ status: 503 });
-    expect(await transport.send(fcmRegistration(fakeFcmToken()), 'high')).toEqual({ kind: 'transient', reason: 'OAuth token endpoint answered 503' });
+    expect(await transport.send(fcmRegistration(fakeFcmToken()), 'high')).toEqual({ kind: 'transient', reason: 'OAuth token endpoint answered 503', blame: 'token-endpoint' });
     expect(await transport.send(fcmRegistration(fakeFcmToken()), 'high')).toEqual({ kind: 'delivered' });
   });
 });

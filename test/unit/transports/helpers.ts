@@ -1,13 +1,13 @@
 /** Shared set-up of the transport tests: configuration, captured logs, registrations, polling. */
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { loadConfig, type Config } from '../../../src/config/index.js';
+import { loadConfig, type WorkerConfig } from '../../../src/config/index.js';
 import type { Logger } from '../../../src/log.js';
 import type { RegistrationForSend } from '../../../src/transports/types.js';
 import type { DeviceKeys } from '../../support/fakes/distributor.js';
 
 /** A worker configuration from these variables (plus a database URL nobody dials). */
-export function workerConfig(env: Record<string, string> = {}): Config {
+export function workerConfig(env: Record<string, string> = {}): WorkerConfig {
   return loadConfig('worker', { DATABASE_URL: 'postgres://push@127.0.0.1:9/unused', ...env });
 }
 

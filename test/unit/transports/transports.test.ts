@@ -4,6 +4,7 @@
  * token, endpoint, key or access token in a log line or in an outcome (which is what reaches
  * the workflow history).
  */
+import { vapidPrivateKey } from '../../support/vapid-key.js';
 import { createECDH } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTransports } from '../../../src/transports/index.js';
@@ -48,7 +49,7 @@ describe('createTransports', () => {
   it('with credentials does not say FCM is disabled', () => {
     const account = createServiceAccount();
     const captured = captureLog();
-    const transports = createTransports(workerConfig({ FCM_CREDENTIALS_JSON: account.keyFile('http://127.0.0.1:9/token') }), captured.log);
+    const transports = createTransports(workerConfig({ FCM_PROJECT_ID: account.projectId, FCM_CREDENTIALS_JSON: account.keyFile('http://127.0.0.1:9/token') }), captured.log);
     cleanups.push(() => transports.close());
     expect(captured.messages()).not.toContain('FCM disabled');
   });
@@ -72,7 +73,7 @@ describe('createTransports', () => {
       },
       captured.log,
     );
-    expect(await broken.send(upRegistration('https://ntfy.example/up/SECRET-TOPIC'), 'high')).toEqual({ kind: 'transient', reason: 'internal error' });
+    expect(await broken.send(upRegistration('https://ntfy.example/up/SECRET-TOPIC'), 'high')).toEqual({ kind: 'transient', reason: 'internal error', blame: 'internal' });
     expect(captured.messages()).toContain('transport failed unexpectedly');
     expect(captured.lines.join('\n')).not.toContain('SECRET-TOPIC');
   });
@@ -89,11 +90,12 @@ describe('secrets stay out of logs and outcomes', () => {
     const captured = captureLog();
     const transports = createTransports(
       workerConfig({
+        FCM_PROJECT_ID: account.projectId,
         FCM_CREDENTIALS_JSON: account.keyFile(oauth.url),
         FCM_ENDPOINT: fcmFake.url,
         PUSH_UP_ALLOW_PRIVATE: 'true',
         PUSH_UP_ALLOW_HTTP: 'true',
-        PUSH_VAPID_PRIVATE_KEY: vapid.getPrivateKey().toString('base64url'),
+        PUSH_VAPID_PRIVATE_KEY: vapidPrivateKey(vapid),
         PUSH_VAPID_SUBJECT: 'mailto:ops@chat.example',
       }),
       captured.log,
@@ -136,5 +138,76 @@ describe('secrets stay out of logs and outcomes', () => {
       expect(everything).not.toContain(secret);
     }
     expect(captured.lines.length).toBeGreaterThan(outcomes.length); // it did log every send
+  });
+});
+
+describe('send: each wake judged by the outage detector', () => {
+  async function upWorld() {
+    const distributor = await startDistributor();
+    const transports = createTransports(workerConfig({ PUSH_UP_ALLOW_PRIVATE: 'true', PUSH_UP_ALLOW_HTTP: 'true' }), captureLog().log);
+    cleanups.push(async () => {
+      await transports.close();
+      await distributor.close();
+    });
+    const device = () => {
+      const keys = createDeviceKeys();
+      return upRegistration(distributor.register(keys), keys);
+    };
+    return { distributor, transports, device };
+  }
+  const t0 = Date.parse('2026-12-01T12:00:00Z');
+
+  it('counts one endpoint failing on a healthy origin, and never a 429', async () => {
+    const { distributor, transports, device } = await upWorld();
+    const [good, bad] = [device(), device()];
+    distributor.answerFor(bad.token, { status: 503 });
+    expect(await transports.send(good, 'normal', t0)).toEqual({ kind: 'delivered' });
+    expect(await transports.send(bad, 'normal', t0 + 1)).toEqual({ kind: 'retry', reason: 'UnifiedPush 503', cause: 'failed', counts: true });
+    distributor.answerFor(bad.token, { status: 429, headers: { 'retry-after': '600' } });
+    expect(await transports.send(bad, 'normal', t0 + 2)).toEqual({ kind: 'retry', reason: 'UnifiedPush 429: rate limited', cause: 'rate-limited', counts: false, retryAfterMs: 600_000 });
+  });
+
+  it('finds a whole origin down, counts nothing there, and holds its wakes back but for a probe', async () => {
+    const { distributor, transports, device } = await upWorld();
+    const devices = [device(), device(), device(), device()];
+    const origin = `unifiedpush ${new URL(distributor.url).origin}`;
+    distributor.answerAll({ status: 503 });
+    await transports.send(devices[0]!, 'normal', t0);
+    expect(await transports.send(devices[1]!, 'normal', t0 + 1)).toMatchObject({ kind: 'retry', cause: 'failed', counts: false, outage: origin });
+    // In outage: one send per 5 s goes through as a probe, the rest are held back unsent.
+    expect(await transports.send(devices[2]!, 'normal', t0 + 2)).toMatchObject({ cause: 'failed', counts: false, outage: origin });
+    const requests = distributor.received.length;
+    expect(await transports.send(devices[3]!, 'normal', t0 + 3)).toEqual({ kind: 'retry', reason: 'unifiedpush outage: held back', cause: 'outage', counts: false, outage: origin });
+    expect(distributor.received).toHaveLength(requests); // not even sent
+    // The origin answers again: two probes of distinct devices delivered in a row end the outage.
+    distributor.answerAll(undefined);
+    expect(await transports.send(devices[3]!, 'normal', t0 + 5_002)).toEqual({ kind: 'delivered' });
+    expect(await transports.send(devices[2]!, 'normal', t0 + 6_000)).toMatchObject({ cause: 'outage' });
+    const ended: string[] = [];
+    transports.onOutageEnd((key) => ended.push(key));
+    expect(await transports.send(devices[2]!, 'normal', t0 + 10_002)).toEqual({ kind: 'delivered' });
+    expect(ended).toEqual([origin]);
+    expect(await transports.send(devices[0]!, 'normal', t0 + 10_003)).toEqual({ kind: 'delivered' });
+  });
+
+  it('never counts an FCM failure without an answer, nor the OAuth endpoint', async () => {
+    const account = createServiceAccount();
+    const oauth = await startGoogleOAuth({ account });
+    const fcmFake = await startFakeFcm({ projectId: account.projectId, isAuthorized: (bearer) => oauth.isValid(bearer) });
+    const transports = createTransports(workerConfig({ FCM_PROJECT_ID: account.projectId, FCM_CREDENTIALS_JSON: account.keyFile(oauth.url), FCM_ENDPOINT: fcmFake.url }), captureLog().log);
+    cleanups.push(async () => {
+      await transports.close();
+      await fcmFake.close();
+      await oauth.close();
+    });
+    expect(await transports.send(fcmRegistration(fakeFcmToken()), 'high', t0)).toEqual({ kind: 'delivered' });
+    // FCM delivers to others: its 503 for this token counts.
+    fcmFake.script(fcmError('UNAVAILABLE'));
+    expect(await transports.send(fcmRegistration(fakeFcmToken()), 'high', t0 + 1)).toMatchObject({ cause: 'failed', counts: true });
+    oauth.revokeAll();
+    oauth.script({ status: 503 });
+    expect(await transports.send(fcmRegistration(fakeFcmToken()), 'high', t0 + 2)).toMatchObject({ reason: 'OAuth token endpoint answered 503', counts: false });
+    await fcmFake.close();
+    expect(await transports.send(fcmRegistration(fakeFcmToken()), 'high', t0 + 3)).toMatchObject({ reason: 'FCM connection refused', counts: false });
   });
 });

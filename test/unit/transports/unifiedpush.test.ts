@@ -3,6 +3,7 @@
  * device's private key and checks every header. These endpoints are on 127.0.0.1, so the
  * transports here allow private addresses and http; ssrf.test.ts covers the refusals.
  */
+import { vapidPrivateKey } from '../../support/vapid-key.js';
 import { createECDH } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -59,7 +60,7 @@ describe('UnifiedPush on the wire', () => {
     const vapid = createECDH('prime256v1');
     vapid.generateKeys();
     const { distributor, transport } = await world(
-      { PUSH_VAPID_PRIVATE_KEY: vapid.getPrivateKey().toString('base64url'), PUSH_VAPID_SUBJECT: 'mailto:ops@chat.example' },
+      { PUSH_VAPID_PRIVATE_KEY: vapidPrivateKey(vapid), PUSH_VAPID_SUBJECT: 'mailto:ops@chat.example' },
       {},
       { vapidPublicKey: vapid.getPublicKey().toString('base64url') },
     );
@@ -87,7 +88,7 @@ describe('UnifiedPush on the wire', () => {
     const encrypted = distributor.received.filter((m) => m.contentEncoding === 'aes128gcm');
     expect(new Set(encrypted.map((m) => m.salt)).size).toBe(1000);
     expect(new Set(encrypted.map((m) => m.senderKey)).size).toBe(1000);
-  });
+  }, 60_000); // 2,000 encryptions and requests: seconds on a loaded machine
 });
 
 describe('UnifiedPush answers → outcomes', () => {
@@ -97,14 +98,14 @@ describe('UnifiedPush answers → outcomes', () => {
     ['202', { status: 202 }, { kind: 'delivered' }],
     ['404', { status: 404 }, { kind: 'dead', reason: 'UnifiedPush 404: endpoint gone' }],
     ['410', { status: 410 }, { kind: 'dead', reason: 'UnifiedPush 410: endpoint gone' }],
-    ['429 with Retry-After', { status: 429, headers: { 'retry-after': '30' } }, { kind: 'transient', reason: 'UnifiedPush 429: rate limited', retryAfterMs: 30_000 }],
-    ['429 without Retry-After', { status: 429 }, { kind: 'transient', reason: 'UnifiedPush 429: rate limited' }],
-    ['500', { status: 500 }, { kind: 'transient', reason: 'UnifiedPush 500' }],
-    ['503 with Retry-After', { status: 503, headers: { 'retry-after': '4' } }, { kind: 'transient', reason: 'UnifiedPush 503', retryAfterMs: 4_000 }],
-    ['507 (ntfy: no subscriber yet)', { status: 507 }, { kind: 'transient', reason: 'UnifiedPush 507' }],
-    ['413', { status: 413 }, { kind: 'transient', reason: 'UnifiedPush 413' }],
-    ['401', { status: 401 }, { kind: 'transient', reason: 'UnifiedPush 401' }],
-    ['a Retry-After of a year is capped at an hour', { status: 503, headers: { 'retry-after': '31536000' } }, { kind: 'transient', reason: 'UnifiedPush 503', retryAfterMs: 3_600_000 }],
+    ['429 with Retry-After', { status: 429, headers: { 'retry-after': '30' } }, { kind: 'rate-limited', reason: 'UnifiedPush 429: rate limited', retryAfterMs: 30_000 }],
+    ['429 without Retry-After', { status: 429 }, { kind: 'rate-limited', reason: 'UnifiedPush 429: rate limited' }],
+    ['500', { status: 500 }, { kind: 'transient', reason: 'UnifiedPush 500', blame: 'endpoint' }],
+    ['503 with Retry-After', { status: 503, headers: { 'retry-after': '4' } }, { kind: 'transient', reason: 'UnifiedPush 503', blame: 'endpoint', retryAfterMs: 4_000 }],
+    ['507 (ntfy: no subscriber yet)', { status: 507 }, { kind: 'transient', reason: 'UnifiedPush 507', blame: 'endpoint' }],
+    ['413', { status: 413 }, { kind: 'transient', reason: 'UnifiedPush 413', blame: 'endpoint' }],
+    ['401', { status: 401 }, { kind: 'transient', reason: 'UnifiedPush 401', blame: 'endpoint' }],
+    ['a Retry-After of a year is capped at an hour', { status: 503, headers: { 'retry-after': '31536000' } }, { kind: 'transient', reason: 'UnifiedPush 503', blame: 'endpoint', retryAfterMs: 3_600_000 }],
   ];
 
   it.each(cases)('%s', async (_name, answer, expected) => {
@@ -123,6 +124,7 @@ describe('UnifiedPush answers → outcomes', () => {
     expect(await transport.send(upRegistration(distributor.register(device), device), 'high')).toEqual({
       kind: 'transient',
       reason: 'UnifiedPush 307: redirect not followed',
+      blame: 'endpoint',
     });
     distributor.script({ status: 301, headers: { location: target.url } });
     expect((await transport.send(upRegistration(distributor.register(device), device), 'high')).kind).toBe('transient');
@@ -133,14 +135,14 @@ describe('UnifiedPush answers → outcomes', () => {
     const { distributor, transport } = await world({}, { unifiedPushDeadlineMs: 300 });
     distributor.script({ hang: true });
     const device = createDeviceKeys();
-    expect(await transport.send(upRegistration(distributor.register(device), device), 'high')).toEqual({ kind: 'transient', reason: 'timeout' });
+    expect(await transport.send(upRegistration(distributor.register(device), device), 'high')).toEqual({ kind: 'transient', reason: 'timeout', blame: 'network' });
   });
 
   it('reports a refused connection as transient', async () => {
     const { distributor, transport } = await world();
     const endpoint = distributor.register();
     await distributor.close();
-    expect(await transport.send(upRegistration(endpoint), 'high')).toEqual({ kind: 'transient', reason: 'connection refused' });
+    expect(await transport.send(upRegistration(endpoint), 'high')).toEqual({ kind: 'transient', reason: 'connection refused', blame: 'network' });
   });
 
   it('reads no more than a small cap of an endless answer', async () => {

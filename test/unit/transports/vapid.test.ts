@@ -1,4 +1,5 @@
 /** RFC 8292 VAPID: the header a push service verifies with our public key. */
+import { vapidPrivateKey } from '../../support/vapid-key.js';
 import { createECDH } from 'node:crypto';
 import { decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
@@ -8,7 +9,7 @@ function vapidKey() {
   const ecdh = createECDH('prime256v1');
   ecdh.generateKeys();
   return {
-    privateKey: ecdh.getPrivateKey().toString('base64url'),
+    privateKey: vapidPrivateKey(ecdh),
     publicKey: ecdh.getPublicKey().toString('base64url'),
     subject: 'mailto:ops@chat.example',
   };

@@ -1,0 +1,52 @@
+/**
+ * The bridge's NATS connection options (contract §3a): servers, one way of authenticating and
+ * TLS, from the configuration. A NATS server that refuses us for a certificate or credentials
+ * problem says so in the error; `describeNatsFailure` turns that into one line.
+ */
+import { credsAuthenticator, type ConnectionOptions } from '@nats-io/transport-node';
+import type { NatsSettings } from '../config/index.js';
+
+export function natsConnectionOptions(settings: NatsSettings, name: string): ConnectionOptions {
+  return {
+    servers: [...settings.servers],
+    name,
+    maxReconnectAttempts: -1,
+    ...authOptions(settings.auth),
+    ...(settings.tls === undefined ? {} : { tls: { ...settings.tls } }),
+  };
+}
+
+function authOptions(auth: NatsSettings['auth']): Partial<ConnectionOptions> {
+  switch (auth.kind) {
+    case 'none':
+      return {};
+    case 'user':
+      return { user: auth.user, pass: auth.password };
+    case 'token':
+      return { token: auth.token };
+    case 'creds':
+      return { authenticator: credsAuthenticator(new TextEncoder().encode(auth.creds)) };
+  }
+}
+
+/** A secret-free reason for a failed connection. */
+export function describeNatsFailure(error: unknown): string {
+  const texts: string[] = [];
+  for (let cause: unknown = error, depth = 0; cause instanceof Error && depth < 5; depth++) {
+    texts.push(`${cause.message} ${(cause as { code?: string }).code ?? ''}`);
+    cause = (cause as { chainedError?: unknown }).chainedError ?? cause.cause;
+  }
+  const text = texts.join(' ');
+  if (/Authorization Violation|AUTHORIZATION_VIOLATION|authentication/i.test(text)) return 'NATS refused our credentials (Authorization Violation)';
+  const tls: Array<[RegExp, string]> = [
+    [/certificate required|CERTIFICATE_REQUIRED/i, 'the server requires a client certificate: NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE'],
+    [/unknown ca|UNKNOWN_CA|bad certificate/i, 'the server does not accept our client certificate'],
+    [/self.signed|unable to verify|unable to get (local )?issuer|UNABLE_TO_VERIFY|SELF_SIGNED/i, 'the server certificate is not signed by the CA in NATS_TLS_CA_FILE'],
+    [/altname|hostname|ALTNAME_INVALID/i, 'the server certificate does not name the host in NATS_URL'],
+    [/expired/i, 'a certificate has expired'],
+  ];
+  const reason = tls.find(([pattern]) => pattern.test(text))?.[1];
+  if (reason !== undefined) return `TLS with NATS failed: ${reason}`;
+  if (/CONNECTION_REFUSED|ECONNREFUSED|timeout|TIMEOUT/i.test(text)) return 'NATS is unreachable';
+  return 'NATS connection failed';
+}

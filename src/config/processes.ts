@@ -1,0 +1,53 @@
+/**
+ * Each process's configuration is the sections it uses, and nothing else: the api never reads
+ * the FCM service account, the bridge never the JWT key, the worker never NATS. Sections are
+ * read in the order listed, so the first bad variable of a process is the one reported.
+ */
+import type { ResolvedEnv, Section } from './section.js';
+import { coalescingSection, fcmBudgetSection } from './sections/coalescing.js';
+import { databaseSection } from './sections/database.js';
+import { apiFcmSection, workerFcmSection } from './sections/fcm.js';
+import { jwtSection } from './sections/jwt.js';
+import { apiListenSection, bridgeListenSection, workerListenSection } from './sections/listen.js';
+import { logSection } from './sections/log.js';
+import { bridgeStartSection, natsSection } from './sections/nats.js';
+import { temporalSection } from './sections/temporal.js';
+import { unifiedPushSection } from './sections/unifiedpush.js';
+
+type Out<S> = S extends Section<infer T> ? T : never;
+type Merge<T extends readonly unknown[]> = T extends readonly [infer H, ...infer R] ? Out<H> & Merge<R> : unknown;
+
+const api = [logSection, databaseSection, temporalSection, apiListenSection, jwtSection, apiFcmSection, unifiedPushSection] as const;
+const worker = [logSection, databaseSection, temporalSection, workerListenSection, workerFcmSection, unifiedPushSection, coalescingSection, fcmBudgetSection] as const;
+const bridge = [logSection, databaseSection, temporalSection, natsSection, bridgeStartSection, bridgeListenSection] as const;
+const migrate = [logSection, databaseSection] as const;
+// push-admin shows a device's FCM budget left: it reads the budget's settings too.
+const admin = [logSection, databaseSection, temporalSection, fcmBudgetSection] as const;
+const all = [...api, ...worker, ...bridge] as const;
+
+export type ApiConfig = Merge<typeof api>;
+export type WorkerConfig = Merge<typeof worker>;
+export type BridgeConfig = Merge<typeof bridge>;
+export type MigrateConfig = Merge<typeof migrate>;
+export type AdminConfig = Merge<typeof admin>;
+/** Development only (`src/bin/all.ts`): the three processes in one. */
+export type AllConfig = ApiConfig & WorkerConfig & BridgeConfig;
+
+export const processes = { api, worker, bridge, migrate, admin, all } as const;
+export type Role = keyof typeof processes;
+
+export function readSections(sections: readonly Section<object>[], env: ResolvedEnv): object {
+  const config: Record<string, unknown> = {};
+  for (const s of sections) {
+    for (const [key, value] of Object.entries(s.read(env))) {
+      const previous = config[key];
+      // Listener sections of several processes each contribute to `http` (the `all` process).
+      config[key] = isPlainObject(previous) && isPlainObject(value) ? { ...previous, ...value } : value;
+    }
+  }
+  return config;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype;
+}

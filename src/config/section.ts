@@ -1,0 +1,27 @@
+/**
+ * One concern's variables: a zod shape that validates each variable on its own, and a
+ * `build` that assembles the section (and checks rules across variables, throwing
+ * ConfigError). A process's configuration is the sections it needs (processes.ts).
+ */
+import { z } from 'zod';
+import { ConfigError } from './errors.js';
+
+export type ResolvedEnv = Readonly<Record<string, string | undefined>>;
+
+export interface Section<T> {
+  read(env: ResolvedEnv): T;
+}
+
+export function section<S extends z.ZodRawShape, T>(shape: S, build: (vars: z.output<z.ZodObject<S>>) => T): Section<T> {
+  const schema = z.object(shape);
+  return {
+    read(env) {
+      const parsed = schema.safeParse(env);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0]!;
+        throw new ConfigError(String(issue.path[0] ?? 'environment'), issue.message);
+      }
+      return build(parsed.data);
+    },
+  };
+}

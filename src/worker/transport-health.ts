@@ -1,0 +1,200 @@
+/**
+ * The worker's side of the outage detector (src/transports/outage-detector.ts), run every few
+ * seconds:
+ *
+ * - **share**: this worker's window per origin goes to `push_transport_health` (migration
+ *   000024) and the other replicas' come back, so every replica judges an origin on what all
+ *   of them saw; rows of stopped workers age out and are deleted;
+ * - **probe**: for each origin in outage, one device it held back is woken now and then
+ *   (its back-off cleared, a `pending` signal): its send is the probe that finds the end of
+ *   the outage, so nobody waits for the growing back-offs of the others;
+ * - **recover**: when an outage ends, every device it held back (`backoff_origin`) gets its
+ *   back-off cleared and, if rows are pending, a `pending` signal — in pages, at once, rather
+ *   than at its own back-off or the 15-minute re-wake.
+ */
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import type { Client } from '@temporalio/client';
+import { sql } from 'slonik';
+import { z } from 'zod';
+import { announcePending } from '../../temporal/registrations.js';
+import type { DatabasePool } from '../db/pool.js';
+import type { Logger } from '../log.js';
+import type { OriginKey, OriginSummary } from '../transports/outage-detector.js';
+import type { Transports } from '../transports/index.js';
+
+export interface TransportHealthOptions {
+  readonly pool: DatabasePool;
+  readonly transports: Pick<Transports, 'detector' | 'onOutageEnd' | 'clock'>;
+  readonly temporal: Client;
+  readonly taskQueue: string;
+  readonly log: Logger;
+  /** Identifies this worker's rows; unique per process. */
+  readonly workerId?: string;
+  /** How often to share, probe and recover (real time); 0: only when `round()` is called. */
+  readonly intervalMs?: number;
+  /** One probe per origin in outage at most this often (detector time). */
+  readonly probeEveryMs?: number;
+  /** The detector's clock (default: the transports', i.e. the latest workflow time seen). */
+  readonly clock?: () => number;
+}
+
+export interface TransportHealth {
+  /** One round now (tests; the loop runs by itself). */
+  round(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Rows of a worker that stopped writing are ignored after this, and deleted later. */
+const staleAfterMs = 30_000;
+const deleteAfterMs = 10 * 60_000;
+const recoveryPage = 500;
+
+const summaryRow = z.object({
+  origin_key: z.string(),
+  delivered: z.number(),
+  failed: z.number(),
+  last_delivered_at: z.date().nullable(),
+  in_outage: z.boolean(),
+});
+const wokenRow = z.object({ user_id: z.string(), device_id: z.string(), transport: z.enum(['fcm', 'unifiedpush']), has_pending: z.boolean() });
+
+export function startTransportHealth(options: TransportHealthOptions): TransportHealth {
+  const { pool, transports, log } = options;
+  const detector = transports.detector;
+  const workerId = options.workerId ?? `${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  const intervalMs = options.intervalMs ?? 5_000;
+  const probeEveryMs = options.probeEveryMs ?? 15_000;
+  const ended = new Set<OriginKey>();
+  const lastProbe = new Map<OriginKey, number>();
+  transports.onOutageEnd((key) => void ended.add(key));
+
+  let running: Promise<void> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+
+  async function share(now: number): Promise<void> {
+    const mine = [...detector.summaries(now)];
+    const at = new Date(now).toISOString();
+    await pool.query(sql.unsafe`
+      INSERT INTO push_transport_health (origin_key, worker_id, delivered, failed, last_delivered_at, in_outage, updated_at)
+      SELECT t.origin_key, ${workerId}, t.delivered, t.failed, t.last_delivered_at, t.in_outage, ${at}::timestamptz
+      FROM unnest(${sql.array(mine.map(([key]) => key), 'text')}, ${sql.array(mine.map(([, s]) => s.delivered), 'int4')},
+                  ${sql.array(mine.map(([, s]) => s.failed), 'int4')},
+                  ${sql.array(mine.map(([, s]) => (s.lastDeliveredAt === null ? null : new Date(s.lastDeliveredAt).toISOString())), 'timestamptz')},
+                  ${sql.array(mine.map(([, s]) => s.inOutage), 'bool')})
+        AS t(origin_key, delivered, failed, last_delivered_at, in_outage)
+      ON CONFLICT (origin_key, worker_id) DO UPDATE SET
+        delivered = EXCLUDED.delivered, failed = EXCLUDED.failed, last_delivered_at = EXCLUDED.last_delivered_at,
+        in_outage = EXCLUDED.in_outage, updated_at = EXCLUDED.updated_at`);
+    await pool.query(sql.unsafe`
+      DELETE FROM push_transport_health
+      WHERE (worker_id = ${workerId} AND origin_key <> ALL(${sql.array(mine.map(([key]) => key), 'text')}))
+         OR updated_at < ${at}::timestamptz - ${deleteAfterMs} * interval '1 millisecond'`);
+    const others = await pool.any(sql.type(summaryRow)`
+      SELECT origin_key, sum(delivered)::int4 AS delivered, sum(failed)::int4 AS failed,
+             max(last_delivered_at) AS last_delivered_at, bool_or(in_outage) AS in_outage
+      FROM push_transport_health
+      WHERE worker_id <> ${workerId} AND updated_at > ${at}::timestamptz - ${staleAfterMs} * interval '1 millisecond'
+      GROUP BY origin_key`);
+    const remote = new Map<OriginKey, OriginSummary>(
+      others.map((r) => [r.origin_key, { delivered: r.delivered, failed: r.failed, lastDeliveredAt: r.last_delivered_at?.getTime() ?? null, inOutage: r.in_outage }]),
+    );
+    detector.setRemote(remote, now);
+  }
+
+  /** Wakes every device held back by the outage of `key`, a page at a time. */
+  async function recover(key: OriginKey): Promise<void> {
+    let woken = 0;
+    for (;;) {
+      const rows = await pool.any(sql.type(wokenRow)`
+        WITH held AS (
+          SELECT id FROM push_registrations WHERE backoff_origin = ${key} ORDER BY id LIMIT ${recoveryPage} FOR UPDATE SKIP LOCKED
+        )
+        UPDATE push_registrations r SET backoff_until = NULL, backoff_origin = NULL, backoff_reason = NULL
+        FROM held WHERE r.id = held.id
+        RETURNING r.user_id, r.device_id, r.transport,
+                  EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = r.id) AS has_pending`);
+      woken += await signalPending(rows);
+      if (rows.length < recoveryPage) break;
+    }
+    if (woken > 0) log.info({ outage: key, woken }, 'outage over: devices it held back were woken');
+  }
+
+  /** Lets one held-back device with rows pending try now: its send is the origin's probe. */
+  async function probe(key: OriginKey): Promise<void> {
+    const rows = await pool.any(sql.type(wokenRow)`
+      WITH held AS (
+        SELECT r.id FROM push_registrations r
+        WHERE r.backoff_origin = ${key} AND r.backoff_until IS NOT NULL
+          AND EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = r.id)
+        LIMIT 1 FOR UPDATE SKIP LOCKED
+      )
+      UPDATE push_registrations r SET backoff_until = NULL FROM held WHERE r.id = held.id
+      RETURNING r.user_id, r.device_id, r.transport, true AS has_pending`);
+    await signalPending(rows);
+  }
+
+  async function signalPending(rows: readonly z.infer<typeof wokenRow>[]): Promise<number> {
+    const due = rows.filter((r) => r.has_pending);
+    let failed = 0;
+    for (let i = 0; i < due.length; i += 16) {
+      const results = await Promise.allSettled(
+        due.slice(i, i + 16).map((r) => announcePending(options.temporal, options.taskQueue, { userId: r.user_id, deviceId: r.device_id }, r.transport)),
+      );
+      failed += results.filter((r) => r.status === 'rejected').length;
+    }
+    // Their back-off is cleared in PostgreSQL: a device that missed its signal still wakes at
+    // its workflow's own timer, at the latest the back-off it had.
+    if (failed > 0) log.warn({ failed }, 'could not signal some devices after clearing their back-off');
+    return due.length - failed;
+  }
+
+  async function round(): Promise<void> {
+    const now = (options.clock ?? transports.clock)();
+    detector.tick(now);
+    try {
+      await share(now);
+    } catch (error) {
+      log.warn({ error: error instanceof Error ? error.name : 'unknown' }, 'could not share the outage window with the other workers');
+    }
+    for (const key of [...ended]) {
+      try {
+        await recover(key);
+        ended.delete(key);
+      } catch (error) {
+        log.warn({ outage: key, error: error instanceof Error ? error.name : 'unknown' }, 'could not wake the devices held back by an outage (next round)');
+      }
+    }
+    for (const key of detector.outages()) {
+      if (now - (lastProbe.get(key) ?? -Infinity) < probeEveryMs) continue;
+      lastProbe.set(key, now);
+      await probe(key).catch((error: unknown) => log.warn({ outage: key, error: error instanceof Error ? error.name : 'unknown' }, 'could not start a probe'));
+    }
+    for (const key of lastProbe.keys()) if (!detector.inOutage(key)) lastProbe.delete(key);
+  }
+
+  const schedule = () => {
+    if (stopped || intervalMs === 0) return;
+    timer = setTimeout(() => {
+      running = round().finally(() => {
+        running = undefined;
+        schedule();
+      });
+    }, intervalMs);
+  };
+  schedule();
+
+  return {
+    async round() {
+      await running;
+      await round();
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+      await pool.query(sql.unsafe`DELETE FROM push_transport_health WHERE worker_id = ${workerId}`).catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,389 @@
+/**
+ * The Helm chart (deploy/helm/zippchat-push), checked with the real tools at pinned versions:
+ * `helm lint` and `helm template` with the default values and with every secret option on,
+ * the rendered manifests validated by kubeconform against the Kubernetes API's own schemas
+ * (strict: an unknown field is an error), and what each process gets — its variables and the
+ * Secret files mounted into it — held to what its configuration reads (src/config: the api
+ * never reads the FCM service account, the bridge never the JWT key, the worker never NATS).
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  chartDir,
+  find,
+  helmEnv,
+  parseManifests,
+  processView,
+  runTool,
+  templateArgs,
+  tool,
+  valuesSets,
+  type K8sObject,
+  type ProcessView,
+  type ValuesSet,
+} from './chart.js';
+import { writeSchemaSet, type SchemaSet } from './kubernetes-schemas.js';
+
+type Process = 'api' | 'worker' | 'bridge' | 'migrate';
+
+/** Contract §3a: the secrets, each also readable from `<NAME>_FILE`. */
+const secretVariables = ['DATABASE_URL', 'JWT_SECRET', 'JWT_PUBLIC_KEY', 'FCM_CREDENTIALS_JSON', 'PUSH_VAPID_PRIVATE_KEY', 'TEMPORAL_API_KEY', 'NATS_PASSWORD', 'NATS_TOKEN'];
+const asFile = (names: readonly string[]) => names.map((n) => (secretVariables.includes(n) ? `${n}_FILE` : n));
+
+/** What each process's configuration reads (src/config/processes.ts), secrets as files. */
+const temporal = ['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'TEMPORAL_TASK_QUEUE', 'TEMPORAL_UI_URL', 'TEMPORAL_TLS', 'TEMPORAL_TLS_CA_FILE', 'TEMPORAL_TLS_CERT_FILE', 'TEMPORAL_TLS_KEY_FILE', 'TEMPORAL_TLS_SERVER_NAME', 'TEMPORAL_API_KEY'];
+const unifiedPush = ['PUSH_UP_ALLOW_PRIVATE', 'PUSH_UP_ALLOW_HTTP', 'PUSH_VAPID_PRIVATE_KEY', 'PUSH_VAPID_SUBJECT'];
+const reads: Record<Process, readonly string[]> = {
+  api: asFile(['LOG_LEVEL', 'DATABASE_URL', ...temporal, 'HOST', 'PORT', 'JWT_SECRET', 'JWT_PUBLIC_KEY', 'JWT_ISSUER', 'JWT_AUDIENCE', 'FCM_PROJECT_ID', ...unifiedPush]),
+  worker: asFile([
+    'LOG_LEVEL', 'DATABASE_URL', ...temporal, 'HOST', 'WORKER_METRICS_PORT', 'WORKER_SDK_METRICS_PORT', 'FCM_PROJECT_ID', 'FCM_CREDENTIALS_JSON', 'FCM_ENDPOINT', ...unifiedPush,
+    'PUSH_MIN_INTERVAL_MS', 'PUSH_REWAKE_AFTER_MS', 'PUSH_FCM_WAKE_BURST', 'PUSH_FCM_WAKE_REFILL_MS', 'PUSH_FCM_DM_RESERVE',
+  ]),
+  bridge: asFile([
+    'LOG_LEVEL', 'DATABASE_URL', ...temporal, 'HOST', 'BRIDGE_METRICS_PORT',
+    'NATS_URL', 'NATS_CREDS_FILE', 'NATS_USER', 'NATS_PASSWORD', 'NATS_TOKEN', 'NATS_TLS_CA_FILE', 'NATS_TLS_CERT_FILE', 'NATS_TLS_KEY_FILE',
+  ]),
+  migrate: asFile(['LOG_LEVEL', 'DATABASE_URL']),
+};
+
+/** Every variable of contract §3 and §3a (secrets as their `_FILE` form), and the listeners' ports. */
+const contractVariables = asFile([
+  'DATABASE_URL', 'NATS_URL', 'TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'TEMPORAL_TASK_QUEUE', 'PORT', 'HOST', 'JWT_SECRET', 'JWT_PUBLIC_KEY', 'JWT_ISSUER', 'JWT_AUDIENCE',
+  'FCM_PROJECT_ID', 'FCM_CREDENTIALS_JSON', 'FCM_ENDPOINT', 'PUSH_UP_ALLOW_PRIVATE', 'PUSH_UP_ALLOW_HTTP', 'PUSH_VAPID_PRIVATE_KEY', 'PUSH_VAPID_SUBJECT',
+  'PUSH_MIN_INTERVAL_MS', 'PUSH_REWAKE_AFTER_MS', 'PUSH_FCM_WAKE_BURST', 'PUSH_FCM_WAKE_REFILL_MS', 'PUSH_FCM_DM_RESERVE',
+  'TEMPORAL_TLS', 'TEMPORAL_TLS_CA_FILE', 'TEMPORAL_TLS_CERT_FILE', 'TEMPORAL_TLS_KEY_FILE', 'TEMPORAL_TLS_SERVER_NAME', 'TEMPORAL_API_KEY',
+  'NATS_CREDS_FILE', 'NATS_USER', 'NATS_PASSWORD', 'NATS_TOKEN', 'NATS_TLS_CA_FILE', 'NATS_TLS_CERT_FILE', 'NATS_TLS_KEY_FILE',
+  'WORKER_METRICS_PORT', 'WORKER_SDK_METRICS_PORT', 'BRIDGE_METRICS_PORT', 'TEMPORAL_UI_URL', 'LOG_LEVEL',
+]);
+
+let home: string;
+let schemas: SchemaSet;
+const rendered = new Map<ValuesSet, { text: string; objects: K8sObject[] }>();
+
+beforeAll(async () => {
+  home = mkdtempSync(path.join(tmpdir(), 'helm-chart-test-'));
+  schemas = writeSchemaSet(path.join(home, 'schemas'));
+  for (const [name, files] of Object.entries(valuesSets) as Array<[ValuesSet, readonly string[]]>) {
+    const out = await runTool(tool('helm'), templateArgs(files), helmEnv(home));
+    if (out.code !== 0) throw new Error(`helm template with ${name} values failed: ${out.stderr}`);
+    rendered.set(name, { text: out.stdout, objects: parseManifests(out.stdout) });
+  }
+});
+afterAll(() => {
+  if (home !== undefined) rmSync(home, { recursive: true, force: true });
+});
+
+const objects = (set: ValuesSet) => rendered.get(set)!.objects;
+
+function views(set: ValuesSet): Record<Process, ProcessView> {
+  const o = objects(set);
+  return {
+    api: processView(find(o, 'Deployment', 'push-zippchat-push-api').spec.template.spec),
+    worker: processView(find(o, 'Deployment', 'push-zippchat-push-worker').spec.template.spec),
+    bridge: processView(find(o, 'Deployment', 'push-zippchat-push-bridge').spec.template.spec),
+    migrate: processView(find(o, 'Job', 'push-zippchat-push-migrate').spec.template.spec),
+  };
+}
+
+const sorted = (values: Iterable<string>) => [...values].sort();
+
+describe('helm lint and kubeconform', () => {
+  it.each(Object.keys(valuesSets) as ValuesSet[])('lint passes, strictly, with %s values', async (set) => {
+    const files = valuesSets[set].flatMap((f) => ['-f', path.join(chartDir, f)]);
+    const out = await runTool(tool('helm'), ['lint', '--strict', chartDir, ...files], helmEnv(home));
+    expect(out.code, `${out.stdout}${out.stderr}`).toBe(0);
+    expect(out.stdout).toContain('1 chart(s) linted, 0 chart(s) failed');
+  });
+
+  it.each(Object.keys(valuesSets) as ValuesSet[])(`every manifest rendered with %s values is valid against the Kubernetes API's schemas, strictly`, async (set) => {
+    const file = path.join(home, `${set.replace(/\W+/g, '-')}.yaml`);
+    writeFileSync(file, rendered.get(set)!.text);
+    const out = await kubeconform(file);
+    expect(out.code, out.stdout + out.stderr).toBe(0);
+    expect(out.stdout).toMatch(new RegExp(`Summary: ${objects(set).length} resources found in 1 file - Valid: ${objects(set).length}, Invalid: 0, Errors: 0, Skipped: 0`));
+  });
+
+  it('the validation is strict and complete: an unknown field, a wrong type and a kind without a schema are refused', async () => {
+    const api = find(objects('all secrets'), 'Deployment', 'push-zippchat-push-api');
+    const monitor = objects('all secrets').find((o) => o.kind === 'ServiceMonitor')!;
+    const cases = {
+      'unknown field': { ...api, spec: { ...api.spec, template: { ...api.spec.template, spec: { ...api.spec.template.spec, terminationGracePeriod: 45 } } } },
+      'wrong type': { ...api, spec: { ...api.spec, replicas: 'two' } },
+      'unknown field in a ServiceMonitor': { ...monitor, spec: { ...monitor.spec, endpoints: [{ port: 'http', intervall: '30s' }] } },
+      'kind without a schema': { apiVersion: 'example.org/v1', kind: 'Gadget', metadata: { name: 'x' } },
+    };
+    for (const [what, object] of Object.entries(cases)) {
+      const file = path.join(home, 'bad.yaml');
+      writeFileSync(file, JSON.stringify(object));
+      const out = await kubeconform(file);
+      expect(out.code, `${what}: ${out.stdout}`).not.toBe(0);
+    }
+  });
+
+  it(`renders what a release needs, and the optional objects only when asked`, () => {
+    const kinds = (set: ValuesSet) => sorted(objects(set).map((o) => `${o.kind} ${o.metadata.name}`));
+    const always = [
+      'Deployment push-zippchat-push-api', 'Deployment push-zippchat-push-bridge', 'Deployment push-zippchat-push-worker',
+      'Job push-zippchat-push-migrate',
+      'PodDisruptionBudget push-zippchat-push-api', 'PodDisruptionBudget push-zippchat-push-bridge', 'PodDisruptionBudget push-zippchat-push-worker',
+      'Service push-zippchat-push-api', 'Service push-zippchat-push-bridge-metrics', 'Service push-zippchat-push-worker-metrics',
+      'ServiceAccount push-zippchat-push', 'ServiceAccount push-zippchat-push-migrate',
+    ];
+    expect(kinds('default')).toEqual(sorted(always));
+    expect(kinds('all secrets')).toEqual(
+      sorted([
+        ...always,
+        'HorizontalPodAutoscaler push-zippchat-push-api',
+        'Ingress push-zippchat-push-api',
+        'ServiceMonitor push-zippchat-push-api', 'ServiceMonitor push-zippchat-push-bridge', 'ServiceMonitor push-zippchat-push-worker',
+      ]),
+    );
+  });
+});
+
+describe('each process gets its own settings and secrets, and nothing of another process', () => {
+  it.each(Object.keys(valuesSets) as ValuesSet[])('with %s values, no process gets a variable its configuration does not read, nor a secret as a plain value', (set) => {
+    for (const [process, view] of Object.entries(views(set)) as Array<[Process, ProcessView]>) {
+      const foreign = Object.keys(view.env).filter((name) => !reads[process].includes(name));
+      expect(foreign, `${process} gets variables of other processes`).toEqual([]);
+      const plainSecrets = Object.keys(view.env).filter((name) => secretVariables.includes(name));
+      expect(plainSecrets, `${process} gets secrets as plain values`).toEqual([]);
+    }
+  });
+
+  it('with every secret option on, each process gets exactly the variables it needs', () => {
+    const v = views('all secrets');
+    const temporalOn = ['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'TEMPORAL_TASK_QUEUE', 'TEMPORAL_TLS', 'TEMPORAL_TLS_SERVER_NAME', 'TEMPORAL_TLS_CA_FILE', 'TEMPORAL_TLS_CERT_FILE', 'TEMPORAL_TLS_KEY_FILE', 'TEMPORAL_API_KEY_FILE'];
+    expect(sorted(Object.keys(v.api.env))).toEqual(
+      sorted(['LOG_LEVEL', 'HOST', 'PORT', 'DATABASE_URL_FILE', ...temporalOn, 'JWT_SECRET_FILE', 'JWT_ISSUER', 'JWT_AUDIENCE', 'FCM_PROJECT_ID', 'PUSH_UP_ALLOW_PRIVATE', 'PUSH_UP_ALLOW_HTTP', 'PUSH_VAPID_SUBJECT', 'PUSH_VAPID_PRIVATE_KEY_FILE']),
+    );
+    expect(sorted(Object.keys(v.worker.env))).toEqual(
+      sorted([
+        'LOG_LEVEL', 'HOST', 'WORKER_METRICS_PORT', 'WORKER_SDK_METRICS_PORT', 'DATABASE_URL_FILE', ...temporalOn, 'TEMPORAL_UI_URL',
+        'FCM_PROJECT_ID', 'FCM_ENDPOINT', 'FCM_CREDENTIALS_JSON_FILE', 'PUSH_UP_ALLOW_PRIVATE', 'PUSH_UP_ALLOW_HTTP', 'PUSH_VAPID_SUBJECT', 'PUSH_VAPID_PRIVATE_KEY_FILE',
+        'PUSH_MIN_INTERVAL_MS', 'PUSH_REWAKE_AFTER_MS', 'PUSH_FCM_WAKE_BURST', 'PUSH_FCM_WAKE_REFILL_MS', 'PUSH_FCM_DM_RESERVE',
+      ]),
+    );
+    expect(sorted(Object.keys(v.bridge.env))).toEqual(
+      sorted(['LOG_LEVEL', 'HOST', 'BRIDGE_METRICS_PORT', 'DATABASE_URL_FILE', ...temporalOn, 'NATS_URL', 'NATS_USER', 'NATS_PASSWORD_FILE', 'NATS_TLS_CA_FILE', 'NATS_TLS_CERT_FILE', 'NATS_TLS_KEY_FILE']),
+    );
+    expect(sorted(Object.keys(v.migrate.env))).toEqual(['DATABASE_URL_FILE', 'LOG_LEVEL']);
+    // Values reach the variables as given: numbers in full (not 1.8e+06), booleans as words.
+    expect(v.worker.env).toMatchObject({ PUSH_REWAKE_AFTER_MS: '1800000', PUSH_FCM_WAKE_BURST: '20', PUSH_UP_ALLOW_PRIVATE: 'false', FCM_PROJECT_ID: 'zippchat-prod', TEMPORAL_NAMESPACE: 'zippchat.a1b2c' });
+    expect(v.bridge.env).toMatchObject({ NATS_URL: 'tls://nats-0.nats:4222,tls://nats-1.nats:4222', NATS_USER: 'zippchat-push', HOST: '0.0.0.0' });
+  });
+
+  it('with every secret option on, each process mounts exactly the Secrets it reads: the api never the FCM service account, the bridge never the JWT key', () => {
+    const v = views('all secrets');
+    const temporalSecrets = ['push-temporal-ca', 'push-temporal-client', 'push-temporal-api-key'];
+    expect(sorted(v.api.secrets)).toEqual(sorted(['push-database-api', 'push-postgres-tls', ...temporalSecrets, 'chat-jwt', 'push-vapid']));
+    expect(sorted(v.worker.secrets)).toEqual(sorted(['push-database-worker', 'push-postgres-tls', ...temporalSecrets, 'push-fcm', 'push-vapid']));
+    expect(sorted(v.bridge.secrets)).toEqual(sorted(['push-database-bridge', 'push-postgres-tls', ...temporalSecrets, 'push-nats-password', 'push-nats-ca', 'push-nats-client']));
+    expect(sorted(v.migrate.secrets)).toEqual(sorted(['push-database-owner', 'push-postgres-tls']));
+
+    expect(v.api.secrets).not.toContain('push-fcm');
+    expect(v.bridge.secrets).not.toContain('chat-jwt');
+    expect(v.bridge.secrets).not.toContain('push-fcm');
+    expect(v.bridge.secrets).not.toContain('push-vapid');
+    expect(v.worker.secrets).not.toContain('chat-jwt');
+    expect([...v.api.secrets, ...v.worker.secrets].filter((s) => s.startsWith('push-nats'))).toEqual([]);
+  });
+
+  it('each Secret is mounted with only the keys the process reads, each at the path its *_FILE variable names', () => {
+    const dir = '/var/run/secrets/zippchat-push';
+    const files = (view: ProcessView) => sorted(view.files.map((f) => `${f.variable ?? '-'} ${f.secret}:${f.key} ${f.path}`));
+    const v = views('all secrets');
+    const temporalFiles = [
+      `TEMPORAL_TLS_CA_FILE push-temporal-ca:ca.crt ${dir}/temporal-ca/ca.crt`,
+      `TEMPORAL_TLS_CERT_FILE push-temporal-client:tls.crt ${dir}/temporal-client/tls.crt`,
+      `TEMPORAL_TLS_KEY_FILE push-temporal-client:tls.key ${dir}/temporal-client/tls.key`,
+      `TEMPORAL_API_KEY_FILE push-temporal-api-key:api-key ${dir}/temporal-api-key/api-key`,
+    ];
+    // The PostgreSQL TLS files are named in the connection string (sslrootcert=…), not by a variable.
+    const postgresTls = `- push-postgres-tls:* ${dir}/postgres-tls/*`;
+    expect(files(v.api)).toEqual(
+      sorted([
+        `DATABASE_URL_FILE push-database-api:url ${dir}/database/url`, postgresTls, ...temporalFiles,
+        `JWT_SECRET_FILE chat-jwt:hs256-key ${dir}/jwt/secret`, `PUSH_VAPID_PRIVATE_KEY_FILE push-vapid:private-key ${dir}/vapid/private-key`,
+      ]),
+    );
+    expect(files(v.worker)).toEqual(
+      sorted([
+        `DATABASE_URL_FILE push-database-worker:url ${dir}/database/url`, postgresTls, ...temporalFiles,
+        `FCM_CREDENTIALS_JSON_FILE push-fcm:service-account.json ${dir}/fcm/service-account.json`, `PUSH_VAPID_PRIVATE_KEY_FILE push-vapid:private-key ${dir}/vapid/private-key`,
+      ]),
+    );
+    expect(files(v.bridge)).toEqual(
+      sorted([
+        `DATABASE_URL_FILE push-database-bridge:url ${dir}/database/url`, postgresTls, ...temporalFiles,
+        `NATS_PASSWORD_FILE push-nats-password:password ${dir}/nats-password/password`,
+        `NATS_TLS_CA_FILE push-nats-ca:ca.crt ${dir}/nats-ca/ca.crt`,
+        `NATS_TLS_CERT_FILE push-nats-client:tls.crt ${dir}/nats-client/tls.crt`,
+        `NATS_TLS_KEY_FILE push-nats-client:tls.key ${dir}/nats-client/tls.key`,
+      ]),
+    );
+    expect(files(v.migrate)).toEqual(sorted([`DATABASE_URL_FILE push-database-owner:url ${dir}/database/url`, postgresTls]));
+
+    // Every *_FILE variable names a mounted file.
+    for (const [process, view] of Object.entries({ ...v, ...prefixed(views('NATS .creds file, JWT public key')), ...prefixed(views('NATS token, Temporal mTLS')) })) {
+      for (const [name, value] of Object.entries(view.env).filter(([n]) => n.endsWith('_FILE'))) {
+        expect(view.files.map((f) => f.path), `${process}: ${name}`).toContain(value);
+      }
+    }
+  });
+
+  it('the other ways of authenticating: a NATS .creds file or token on the bridge only, a JWT public key on the api only', () => {
+    const creds = views('NATS .creds file, JWT public key');
+    expect(creds.bridge.files.find((f) => f.variable === 'NATS_CREDS_FILE')).toMatchObject({ secret: 'push-nats-creds', key: 'nats.creds' });
+    expect(creds.api.files.find((f) => f.variable === 'JWT_PUBLIC_KEY_FILE')).toMatchObject({ secret: 'chat-jwt-public', key: 'public-key.pem' });
+    expect(Object.keys(creds.api.env)).not.toContain('JWT_SECRET_FILE');
+    const token = views('NATS token, Temporal mTLS');
+    expect(token.bridge.files.find((f) => f.variable === 'NATS_TOKEN_FILE')).toMatchObject({ secret: 'push-nats-token', key: 'token' });
+    for (const set of [creds, token]) {
+      for (const p of ['api', 'worker', 'migrate'] as const) expect(set[p].secrets, p).not.toContain('push-nats-creds');
+      for (const p of ['api', 'worker', 'migrate'] as const) expect(set[p].secrets, p).not.toContain('push-nats-token');
+      for (const p of ['worker', 'bridge', 'migrate'] as const) expect(set[p].secrets, p).not.toContain('chat-jwt-public');
+    }
+    // mTLS without TEMPORAL_TLS: the service turns TLS on from the certificate itself.
+    expect(Object.keys(token.worker.env)).toEqual(expect.arrayContaining(['TEMPORAL_TLS_CERT_FILE', 'TEMPORAL_TLS_KEY_FILE']));
+    expect(Object.keys(token.worker.env)).not.toContain('TEMPORAL_TLS');
+  });
+
+  it('with the default values, the database URL and the JWT key come from the release-named Secrets', () => {
+    const v = views('default');
+    expect(sorted(v.api.secrets)).toEqual(['push-zippchat-push-database', 'push-zippchat-push-jwt']);
+    expect(sorted(v.worker.secrets)).toEqual(['push-zippchat-push-database']);
+    expect(sorted(v.bridge.secrets)).toEqual(['push-zippchat-push-database']);
+    expect(sorted(v.migrate.secrets)).toEqual(['push-zippchat-push-database']);
+  });
+
+  it('every variable of contract §3 and §3a can be set from values', () => {
+    const all = new Set<string>();
+    for (const set of Object.keys(valuesSets) as ValuesSet[]) for (const view of Object.values(views(set))) for (const name of Object.keys(view.env)) all.add(name);
+    expect(contractVariables.filter((name) => !all.has(name))).toEqual([]);
+  });
+});
+
+describe('running in a cluster', () => {
+  it('probes: ready is /readyz, alive is /healthz, on the port each process serves them', () => {
+    const o = objects('default');
+    for (const [name, port] of [['api', 'http'], ['worker', 'metrics'], ['bridge', 'metrics']] as const) {
+      const container = find(o, 'Deployment', `push-zippchat-push-${name}`).spec.template.spec.containers[0];
+      expect(container.readinessProbe.httpGet, name).toEqual({ path: '/readyz', port });
+      expect(container.livenessProbe.httpGet, name).toEqual({ path: '/healthz', port });
+      expect(container.startupProbe.httpGet, name).toEqual({ path: '/healthz', port });
+      expect(container.ports.map((p: { name: string }) => p.name), name).toContain(port);
+      expect(container.resources.requests, name).toHaveProperty('memory');
+      expect(container.resources.limits, name).toHaveProperty('memory');
+    }
+  });
+
+  it('the grace period outlasts a send (10 s) and the worker\'s shutdown grace (20 s), the process\'s own 30 s stop deadline and the api\'s preStop pause', () => {
+    for (const name of ['api', 'worker', 'bridge']) {
+      const pod = find(objects('default'), 'Deployment', `push-zippchat-push-${name}`).spec.template.spec;
+      const preStop = pod.containers[0].lifecycle?.preStop?.sleep?.seconds ?? 0;
+      expect(pod.terminationGracePeriodSeconds, name).toBeGreaterThan(Math.max(10 + 20, 30) + preStop);
+    }
+  });
+
+  it('runs the image unprivileged: non-root, read-only root filesystem, no capabilities, no service account token', () => {
+    const pods = [...['api', 'worker', 'bridge'].map((n) => find(objects('all secrets'), 'Deployment', `push-zippchat-push-${n}`)), find(objects('all secrets'), 'Job', 'push-zippchat-push-migrate')].map(
+      (o) => o.spec.template.spec,
+    );
+    for (const pod of pods) {
+      expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } });
+      expect(pod.automountServiceAccountToken).toBe(false);
+      expect(pod.containers[0].securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+      for (const volume of pod.volumes.filter((v: { secret?: unknown }) => v.secret !== undefined)) expect(volume.secret.defaultMode, volume.name).toBe(0o440);
+    }
+  });
+
+  it('migrates before install and upgrade: a hook Job running `migrate up`, with a ServiceAccount that exists before it', () => {
+    const o = objects('default');
+    const job = find(o, 'Job', 'push-zippchat-push-migrate');
+    expect(job.metadata.annotations).toMatchObject({ 'helm.sh/hook': 'pre-install,pre-upgrade' });
+    expect(job.spec.template.spec.containers[0].args).toEqual(['dist/src/bin/migrate.js', 'up']);
+    expect(job.spec.template.spec.restartPolicy).toBe('Never');
+    const account = find(o, 'ServiceAccount', job.spec.template.spec.serviceAccountName);
+    expect(account.metadata.annotations?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
+    expect(Number(account.metadata.annotations?.['helm.sh/hook-weight'])).toBeLessThan(Number(job.metadata.annotations?.['helm.sh/hook-weight']));
+
+  });
+
+  it('the entry points are the image\'s: node runs dist/src/bin/<process>.js', () => {
+    const v = views('default');
+    expect(v.api.args).toEqual(['dist/src/bin/api.js']);
+    expect(v.worker.args).toEqual(['dist/src/bin/worker.js']);
+    expect(v.bridge.args).toEqual(['dist/src/bin/bridge.js']);
+  });
+
+  it('scales the api by CPU when asked (the Deployment then leaves replicas to the HPA); PDBs keep one pod at most away', () => {
+    const o = objects('all secrets');
+    const hpa = find(o, 'HorizontalPodAutoscaler', 'push-zippchat-push-api');
+    expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'push-zippchat-push-api' });
+    expect(find(o, 'Deployment', 'push-zippchat-push-api').spec.replicas).toBeUndefined();
+    expect(find(objects('default'), 'Deployment', 'push-zippchat-push-api').spec.replicas).toBe(2);
+    for (const name of ['api', 'worker', 'bridge']) {
+      const pdb = find(o, 'PodDisruptionBudget', `push-zippchat-push-${name}`);
+      expect(pdb.spec.maxUnavailable).toBe(1);
+      expect(pdb.spec.selector.matchLabels).toEqual(find(o, 'Deployment', `push-zippchat-push-${name}`).spec.selector.matchLabels);
+    }
+  });
+
+  it('Services and ServiceMonitors reach the ports that serve /metrics: the three processes and the SDK', () => {
+    const o = objects('all secrets');
+    const scraped: string[] = [];
+    for (const monitor of o.filter((x) => x.kind === 'ServiceMonitor')) {
+      expect(monitor.metadata.labels).toMatchObject({ release: 'kube-prometheus-stack' });
+      const services = o.filter((s) => s.kind === 'Service' && Object.entries(monitor.spec.selector.matchLabels).every(([k, val]) => s.metadata.labels?.[k] === val));
+      expect(services, monitor.metadata.name).toHaveLength(1);
+      const service = services[0]!;
+      const pods = o.filter((d) => d.kind === 'Deployment' && Object.entries(service.spec.selector).every(([k, val]) => d.spec.template.metadata.labels[k] === val));
+      expect(pods, service.metadata.name).toHaveLength(1);
+      const containerPorts = pods[0]!.spec.template.spec.containers[0].ports as Array<{ name: string; containerPort: number }>;
+      for (const endpoint of monitor.spec.endpoints) {
+        expect(endpoint.path).toBe('/metrics');
+        const servicePort = service.spec.ports.find((p: { name: string }) => p.name === endpoint.port);
+        expect(servicePort, `${monitor.metadata.name} port ${endpoint.port}`).toBeDefined();
+        const target = containerPorts.find((p) => p.name === servicePort.targetPort);
+        expect(target, `${service.metadata.name} targets ${servicePort.targetPort}`).toBeDefined();
+        scraped.push(`${pods[0]!.metadata.name}:${target!.containerPort}`);
+      }
+    }
+    expect(sorted(scraped)).toEqual(['push-zippchat-push-api:8080', 'push-zippchat-push-bridge:9465', 'push-zippchat-push-worker:9464', 'push-zippchat-push-worker:9466']);
+    const ingress = find(o, 'Ingress', 'push-zippchat-push-api');
+    expect(ingress.spec.rules[0].http.paths.map((p: { path: string }) => p.path)).toEqual(['/api/push', '/api/keys/devices']);
+  });
+});
+
+describe('settings the service would refuse fail the release, with one line naming the value', () => {
+  const refused: Array<[string, string[], RegExp]> = [
+    ['an FCM project without its service account', ['--set', 'fcm.projectId=p1'], /fcm\.credentials\.existingSecret is required with fcm\.projectId/],
+    ['a service account without its FCM project', ['--set', 'fcm.credentials.existingSecret=s'], /fcm\.projectId is required/],
+    ['two ways of authenticating to NATS', ['--set', 'nats.token.existingSecret=t', '--set', 'nats.credsFile.existingSecret=c'], /nats: set one way of authenticating/],
+    ['a NATS user without a password', ['--set', 'nats.user=u'], /nats\.password\.existingSecret is required with nats\.user/],
+    ['a VAPID subject without its key', ['--set', 'unifiedPush.vapid.subject=mailto:a@b.c'], /unifiedPush\.vapid\.privateKey\.existingSecret is required/],
+    ['a misspelt value', ['--set', 'temporal.adress=x:1'], /adress/],
+    ['a log level the service does not know', ['--set', 'logLevel=verbose'], /logLevel/],
+    ['a grace period a send does not fit in', ['--set', 'terminationGracePeriodSeconds=20'], /terminationGracePeriodSeconds/],
+  ];
+  it.each(refused)('%s', async (_what, args, message) => {
+    const out = await runTool(tool('helm'), templateArgs([], args), helmEnv(home));
+    expect(out.code).not.toBe(0);
+    expect(out.stderr).toMatch(message);
+  });
+});
+
+function prefixed(v: Record<Process, ProcessView>): Record<string, ProcessView> {
+  return Object.fromEntries(Object.entries(v).map(([k, view]) => [`${k} (variant)`, view]));
+}
+
+async function kubeconform(file: string) {
+  return runTool(
+    tool('kubeconform'),
+    ['-strict', '-summary', '-kubernetes-version', schemas.kubernetesVersion.replace(/^v/, ''), '-schema-location', schemas.location, file],
+    { PATH: process.env.PATH, HOME: home },
+  );
+}
