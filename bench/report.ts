@@ -149,6 +149,7 @@ export class Report {
       lines.push(`| machine | ${env.cores} × ${env.cpu}, ${env.memoryGiB} GiB, ${env.os} |`);
       lines.push(`| Node | ${env.node} |`);
       lines.push(`| Temporal | ${env.temporalCli} (dev server, SQLite); TypeScript SDK ${env.temporalSdk} |`);
+      lines.push(`| Temporal server | ${env.temporalServer} (the real server, PostgreSQL persistence, mTLS: the sections marked "real Temporal server") |`);
       lines.push(`| PostgreSQL | ${env.postgres} (fsync on) |`);
       lines.push(`| NATS | ${env.nats} (JetStream, file storage) |`);
       lines.push(`| load average (1 min) | ${run.loadAverage.start.toFixed(2)} before the run, ${run.loadAverage.end.toFixed(2)} after it (others' work on the machine skews every timing) |`, '');

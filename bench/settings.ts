@@ -4,7 +4,7 @@
  * names of `measurementNames`). The benchmark's own knobs, so read here (bench/ is outside
  * the services' configuration).
  */
-export const measurementNames = ['claim', 'wake-path', 'bridge-sql', 'fan-out', 'drain-api', 'live-traffic', 'worker-memory', 'fcm-budget', 'sweep', 'scale'] as const;
+export const measurementNames = ['claim', 'wake-path', 'bridge-sql', 'fan-out', 'drain-api', 'live-traffic', 'worker-memory', 'fcm-budget', 'sweep', 'scale', 'fan-out-server'] as const;
 export type MeasurementName = (typeof measurementNames)[number];
 
 export interface BenchSettings {

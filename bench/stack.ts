@@ -1,8 +1,11 @@
 /**
- * The benchmark's private stack under .dev/bench: PostgreSQL, NATS JetStream and the Temporal
- * dev server (src/dev/services.ts), and the product's own processes (dist/src/bin/{api,worker,
- * bridge}.js) started as daemons with pid files — so `stopEverything` stops them with the
- * services, also after a failure, and the next run cleans up whatever a killed run left.
+ * The benchmark's private stack under .dev/bench: PostgreSQL, NATS JetStream and Temporal —
+ * the CLI's dev server or the real server with mTLS (src/dev/services.ts) — and the product's
+ * own processes (dist/src/bin/{api,worker,bridge}.js) started as daemons with pid files — so
+ * `stopEverything` stops them with the services, also after a failure, and the next run
+ * cleans up whatever a killed run left. The processes' environment is assembled by the one
+ * environment function (src/dev/environment.ts), with the Temporal TLS files the engine needs;
+ * the benchmark's own Temporal connections are read from that same environment.
  */
 import { randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
@@ -18,11 +21,13 @@ import { migrateUp } from '../src/db/migrate.js';
 import { serviceMigrations } from '../src/db/migrations.js';
 import { createDatabasePool, type DatabasePool } from '../src/db/pool.js';
 import { daemonPid, logFile, startDaemon, stopDaemon, waitFor } from '../src/dev/daemons.js';
-import { ensureDatabase, startBackingServices, stopEverything } from '../src/dev/services.js';
-import { findBinaries, type Binaries } from '../src/dev/tools.js';
+import { assembleStackEnvironment } from '../src/dev/environment.js';
+import { ensureDatabase, startBackingServices, stopEverything, type TemporalEngine } from '../src/dev/services.js';
+import { findBinaries, findTemporalServer, type Binaries } from '../src/dev/tools.js';
 import { projectRoot } from '../src/paths.js';
 import { maintenanceScheduleId } from '../temporal/names.js';
 import { removeCluster } from '../src/dev/postgres.js';
+import { benchTemporalConnection } from './temporal-connection.js';
 
 const run = promisify(execFile);
 
@@ -42,12 +47,22 @@ interface AppPorts {
   readonly workerSdkMetrics: number;
 }
 
+export type { TemporalEngine } from '../src/dev/services.js';
+
 export interface BenchStack {
   readonly dir: string;
   readonly binaries: Binaries;
+  /** Which Temporal the stack runs. */
+  readonly engine: TemporalEngine;
   readonly databaseUrl: string;
   readonly natsUrl: string;
   readonly temporalAddress: string;
+  /**
+   * The Temporal variables the product's processes get (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
+   * and the TEMPORAL_TLS_* files on the real server): helper processes connect with these too,
+   * through `benchTemporalConnection` (bench/temporal-connection.ts).
+   */
+  readonly temporalEnv: Readonly<Record<string, string>>;
   /** The benchmark's own pool (seeding, checks); the apps have theirs. */
   readonly pool: DatabasePool;
   readonly temporal: Client;
@@ -69,52 +84,72 @@ export interface RunningApps {
   stop(): Promise<void>;
 }
 
-/** Starts the services (after stopping whatever a killed earlier run left) and migrates a fresh database. */
-export async function startBenchStack(): Promise<BenchStack> {
+/**
+ * Starts the services (after stopping whatever a killed earlier run left) and migrates a fresh
+ * database. `temporal`: the dev server (default) or the real server (PostgreSQL, mTLS).
+ */
+export async function startBenchStack(options: { readonly temporal?: TemporalEngine } = {}): Promise<BenchStack> {
+  const engine = options.temporal ?? 'dev-server';
   const binaries = findBinaries({});
   await stopEverything(benchDir, binaries.pgBin);
   removeCluster(benchDir);
   rmSync(benchDir, { recursive: true, force: true });
-  const services = await startBackingServices({ dir: benchDir, binaries, ports: { ...ports, temporalUi: undefined }, fast: false });
+  const services = await startBackingServices({ dir: benchDir, binaries, ports: { ...ports, temporalUi: undefined }, fast: false, temporal: engine });
   await ensureDatabase(services.postgres.url('postgres'), 'bench');
   const databaseUrl = services.postgres.url('bench');
   await migrateUp(databaseUrl, serviceMigrations({ withHostStandIn: true }));
   const pool = await createDatabasePool(databaseUrl, { maximumPoolSize: 20, statementTimeoutMs: 300_000 });
-  const connection = await Connection.connect({ address: services.temporalAddress });
+  const jwtSecret = randomBytes(32).toString('base64url');
+  // The processes' variables, through the one environment function; nothing of the caller's
+  // environment is inherited (the stack is private and its figures must not depend on a shell).
+  const { env: stackEnv } = assembleStackEnvironment(
+    {},
+    {
+      env: {
+        DATABASE_URL: databaseUrl,
+        NATS_URL: services.natsUrl,
+        TEMPORAL_ADDRESS: services.temporalAddress,
+        // The real server wants our client certificate: its TEMPORAL_TLS_* files.
+        ...services.temporalEnv,
+        TEMPORAL_NAMESPACE: 'default',
+        HOST: '127.0.0.1',
+        JWT_SECRET: jwtSecret,
+        // The fake distributor listens on loopback over plain HTTP.
+        PUSH_UP_ALLOW_PRIVATE: 'true',
+        PUSH_UP_ALLOW_HTTP: 'true',
+        // The design's intervals, as in production.
+        PUSH_MIN_INTERVAL_MS: '15000',
+        PUSH_REWAKE_AFTER_MS: '900000',
+        LOG_LEVEL: 'info',
+      },
+      fcmStandIn: {},
+    },
+  );
+  const temporalEnv = Object.fromEntries(Object.entries(stackEnv).filter(([name]) => name.startsWith('TEMPORAL_')));
+  const connection = await Connection.connect(benchTemporalConnection(temporalEnv));
   const temporal = new Client({ connection, namespace: 'default' });
   const nats = await connect({ servers: services.natsUrl, name: 'bench' });
-  const jwtSecret = randomBytes(32).toString('base64url');
   let schedulePaused = false;
   let nextAppPort = firstAppPort;
 
   const appEnv = (taskQueue: string, sdkMetrics: boolean, appPorts: AppPorts): Record<string, string> => ({
     PATH: '/usr/local/bin:/usr/bin:/bin',
-    DATABASE_URL: databaseUrl,
-    NATS_URL: services.natsUrl,
-    TEMPORAL_ADDRESS: services.temporalAddress,
-    TEMPORAL_NAMESPACE: 'default',
+    ...stackEnv,
     TEMPORAL_TASK_QUEUE: taskQueue,
-    HOST: '127.0.0.1',
     PORT: String(appPorts.api),
     WORKER_METRICS_PORT: String(appPorts.workerMetrics),
     BRIDGE_METRICS_PORT: String(appPorts.bridgeMetrics),
     WORKER_SDK_METRICS_PORT: sdkMetrics ? String(appPorts.workerSdkMetrics) : '0',
-    JWT_SECRET: jwtSecret,
-    // The fake distributor listens on loopback over plain HTTP.
-    PUSH_UP_ALLOW_PRIVATE: 'true',
-    PUSH_UP_ALLOW_HTTP: 'true',
-    // The design's intervals, as in production.
-    PUSH_MIN_INTERVAL_MS: '15000',
-    PUSH_REWAKE_AFTER_MS: '900000',
-    LOG_LEVEL: 'info',
   });
 
   return {
     dir: benchDir,
     binaries,
+    engine,
     databaseUrl,
     natsUrl: services.natsUrl,
     temporalAddress: services.temporalAddress,
+    temporalEnv,
     pool,
     temporal,
     nats,
@@ -188,6 +223,8 @@ export interface Environment {
   readonly os: string;
   readonly node: string;
   readonly temporalCli: string;
+  /** The real server's version (`temporal-server --version`), or why it is not there. */
+  readonly temporalServer: string;
   readonly temporalSdk: string;
   readonly postgres: string;
   readonly nats: string;
@@ -204,6 +241,9 @@ export async function describeEnvironment(stack: BenchStack): Promise<Environmen
     os: `${os.type()} ${os.release()} ${os.arch()}`,
     node: process.version,
     temporalCli: await firstLine(stack.binaries.temporal, ['--version']),
+    temporalServer: await Promise.resolve()
+      .then(() => firstLine(findTemporalServer().server, ['--version']))
+      .catch(() => 'not installed (tools/go-tools.sh)'),
     temporalSdk: sdk,
     postgres: `PostgreSQL ${postgres}`,
     nats: `nats-server ${stack.nats.info?.version ?? (await firstLine(stack.binaries.natsServer, ['--version']))}`,
