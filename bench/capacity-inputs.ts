@@ -187,15 +187,20 @@ export function checkAgainstBench(results: ResultsFile | undefined, assumptions:
     rows.push({ what: `busy channel (1 message/s for ${messages.busy} s): wakes per device`, predicted, measured: median(busyDevices.map((d) => d.wakes)), unit: 'wakes' });
     rows.push({ what: 'busy channel: `pending` signals per device (one per cycle)', predicted, measured: median(busyDevices.map((d) => d.signals.pending ?? 0)), unit: 'signals' });
   }
-  const fanOut = section('fan-out')?.details;
-  const runs = fanOut?.runs as { devices: number; ours: { lastMs: number | null }; ceiling: { lastMs: number | null; received: number } }[] | undefined;
-  const history = fanOut?.firstWakeHistory as { ours: Cost; ceiling: Cost } | undefined;
-  for (const run of runs ?? []) {
-    if (history === undefined || run.ours.lastMs === null || run.ceiling.lastMs === null) continue;
-    // Engine-bound: our first wakes take as many workflow tasks per second as the ceiling's did.
-    const ceilingTasksPerSecond = (run.ceiling.received * history.ceiling.workflowTasks) / (run.ceiling.lastMs / 1000);
-    const predicted = (run.devices * history.ours.workflowTasks) / ceilingTasksPerSecond;
-    rows.push({ what: `fan-out to ${run.devices.toLocaleString('en-US')} devices: message → last wake (engine-bound on workflow tasks)`, predicted, measured: run.ours.lastMs / 1000, unit: 's' });
+  for (const [id, engine] of [
+    ['fan-out', ''],
+    ['fan-out-server', ', real Temporal server'],
+  ] as const) {
+    const fanOut = section(id)?.details;
+    const runs = fanOut?.runs as { devices: number; ours: { lastMs: number | null }; ceiling: { lastMs: number | null; received: number } }[] | undefined;
+    const history = fanOut?.firstWakeHistory as { ours: Cost; ceiling: Cost } | undefined;
+    for (const run of runs ?? []) {
+      if (history === undefined || run.ours.lastMs === null || run.ceiling.lastMs === null) continue;
+      // Engine-bound: our first wakes take as many workflow tasks per second as the ceiling's did.
+      const ceilingTasksPerSecond = (run.ceiling.received * history.ceiling.workflowTasks) / (run.ceiling.lastMs / 1000);
+      const predicted = (run.devices * history.ours.workflowTasks) / ceilingTasksPerSecond;
+      rows.push({ what: `fan-out to ${run.devices.toLocaleString('en-US')} devices${engine}: message → last wake (engine-bound on workflow tasks)`, predicted, measured: run.ours.lastMs / 1000, unit: 's' });
+    }
   }
   return rows;
 }
