@@ -22,6 +22,7 @@ import { serviceMigrations } from '../src/db/migrations.js';
 import { createDatabasePool, type DatabasePool } from '../src/db/pool.js';
 import { daemonPid, logFile, startDaemon, stopDaemon, waitFor } from '../src/dev/daemons.js';
 import { assembleStackEnvironment } from '../src/dev/environment.js';
+import { freePort } from '../src/dev/ports.js';
 import { ensureDatabase, startBackingServices, stopEverything, type TemporalEngine } from '../src/dev/services.js';
 import { findBinaries, findTemporalServer, type Binaries } from '../src/dev/tools.js';
 import { projectRoot } from '../src/paths.js';
@@ -33,10 +34,16 @@ const run = promisify(execFile);
 
 export const benchDir = path.join(projectRoot, '.dev', 'bench');
 
-/** Fixed ports of the private stack (clear of the dev stack's defaults). */
-const ports = { postgres: 56432, nats: 56222, temporal: 56233 };
-/** Each set of apps gets its own four ports from here on (two sets may run at once). */
-const firstAppPort = 56300;
+/**
+ * Every listening port of the stack and its apps is a free one below the ephemeral range
+ * (src/dev/ports.ts): a fixed port in that range can be taken by any client socket of the
+ * busy benchmark (its pools, its HTTP clients) just before a daemon binds it.
+ */
+const freePorts = async <K extends string>(names: readonly K[]): Promise<Record<K, number>> => {
+  const ports = {} as Record<K, number>;
+  for (const name of names) ports[name] = await freePort();
+  return ports;
+};
 
 export type AppName = 'api' | 'worker' | 'bridge';
 
@@ -94,6 +101,7 @@ export async function startBenchStack(options: { readonly temporal?: TemporalEng
   await stopEverything(benchDir, binaries.pgBin);
   removeCluster(benchDir);
   rmSync(benchDir, { recursive: true, force: true });
+  const ports = await freePorts(['postgres', 'nats', 'temporal'] as const);
   const services = await startBackingServices({ dir: benchDir, binaries, ports: { ...ports, temporalUi: undefined }, fast: false, temporal: engine });
   await ensureDatabase(services.postgres.url('postgres'), 'bench');
   const databaseUrl = services.postgres.url('bench');
@@ -130,7 +138,6 @@ export async function startBenchStack(options: { readonly temporal?: TemporalEng
   const temporal = new Client({ connection, namespace: 'default' });
   const nats = await connect({ servers: services.natsUrl, name: 'bench' });
   let schedulePaused = false;
-  let nextAppPort = firstAppPort;
 
   const appEnv = (taskQueue: string, sdkMetrics: boolean, appPorts: AppPorts): Record<string, string> => ({
     PATH: '/usr/local/bin:/usr/bin:/bin',
@@ -156,9 +163,7 @@ export async function startBenchStack(options: { readonly temporal?: TemporalEng
     jwtSecret,
     async startApps({ label, taskQueue, apps, sdkMetrics = false }) {
       const names = apps.map((app) => [app, `${label}-${app}`] as const);
-      const base = nextAppPort;
-      nextAppPort += 4;
-      const appPorts: AppPorts = { api: base, workerMetrics: base + 1, bridgeMetrics: base + 2, workerSdkMetrics: base + 3 };
+      const appPorts: AppPorts = await freePorts(['api', 'workerMetrics', 'bridgeMetrics', 'workerSdkMetrics'] as const);
       const local = (port: number, path: string) => `http://127.0.0.1:${port}${path}`;
       const readyUrl: Record<AppName, string> = {
         api: local(appPorts.api, '/readyz'),
