@@ -5,8 +5,8 @@
  */
 import type { Client } from '@temporalio/client';
 import { settleAll } from '../src/bridge/concurrency.js';
-import { deviceApi, type DeviceApi } from '../src/simulator/api-client.js';
-import { signDeviceJwt } from '../src/simulator/dev-token.js';
+import { deviceApi, type DeviceApi } from '../simulator/api-client.js';
+import { signDeviceJwt } from '../simulator/dev-token.js';
 import { registrationWorkflowId } from '../temporal/names.js';
 import { fetchEvents, typeName } from './history.js';
 import type { BenchDevice } from './seed.js';

@@ -1,6 +1,6 @@
 /**
  * The benchmark's private stack under .dev/bench: PostgreSQL, NATS JetStream and the Temporal
- * dev server (src/dev/services.ts), and the product's own processes (dist/src/bin/{api,worker,
+ * dev server (devstack/services.ts), and the product's own processes (dist/src/bin/{api,worker,
  * bridge}.js) started as daemons with pid files — so `stopEverything` stops them with the
  * services, also after a failure, and the next run cleans up whatever a killed run left.
  */
@@ -17,12 +17,12 @@ import { z } from 'zod';
 import { migrateUp } from '../src/db/migrate.js';
 import { serviceMigrations } from '../src/db/migrations.js';
 import { createDatabasePool, type DatabasePool } from '../src/db/pool.js';
-import { daemonPid, logFile, startDaemon, stopDaemon, waitFor } from '../src/dev/daemons.js';
-import { ensureDatabase, startBackingServices, stopEverything } from '../src/dev/services.js';
-import { findBinaries, type Binaries } from '../src/dev/tools.js';
+import { daemonPid, logFile, startDaemon, stopDaemon, waitFor } from '../devstack/daemons.js';
+import { ensureDatabase, startBackingServices, stopEverything } from '../devstack/services.js';
+import { findBinaries, type Binaries } from '../devstack/tools.js';
 import { projectRoot } from '../src/paths.js';
 import { maintenanceScheduleId } from '../temporal/names.js';
-import { removeCluster } from '../src/dev/postgres.js';
+import { removeCluster } from '../devstack/postgres.js';
 
 const run = promisify(execFile);
 

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import type { MessageEvent } from '../../src/bridge/event.js';
 import { channelRecipients } from '../../src/bridge/recipients.js';
 import { recordChannelEvents } from '../../src/bridge/record-events.js';
-import type { FakeDistributor } from '../../src/simulator/distributor.js';
+import type { FakeDistributor } from '../../simulator/distributor.js';
 import type { Report } from '../report.js';
 import type { BenchSettings } from '../settings.js';
 import { insertRegistrations, nextMessageId, seedServer } from '../seed.js';

@@ -10,7 +10,7 @@
  *   - floor: the same wakes posted straight from one process through the same transport.
  */
 import { settleAll } from '../../src/bridge/concurrency.js';
-import type { DistributorMessage } from '../../src/simulator/distributor.js';
+import type { DistributorMessage } from '../../simulator/distributor.js';
 import { registrationWorkflowId } from '../../temporal/names.js';
 import type { FloorRegistration, FloorRun } from '../children/floor-sender.js';
 import { forkHelper, type Helper } from '../children/ipc.js';

@@ -9,7 +9,7 @@ import { sql } from 'slonik';
 import { createActivities } from '../../activities/index.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log.js';
-import type { FakeDistributor } from '../../src/simulator/distributor.js';
+import type { FakeDistributor } from '../../simulator/distributor.js';
 import { createTransports } from '../../src/transports/index.js';
 import { registrationWorkflowId, registrationWorkflowType } from '../../temporal/names.js';
 import { createWorker } from '../../temporal/worker.js';

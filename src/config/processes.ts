@@ -30,7 +30,7 @@ export type WorkerConfig = Merge<typeof worker>;
 export type BridgeConfig = Merge<typeof bridge>;
 export type MigrateConfig = Merge<typeof migrate>;
 export type AdminConfig = Merge<typeof admin>;
-/** Development only (`src/bin/all.ts`): the three processes in one. */
+/** Development only (`devstack/all-in-one.ts`): the three processes in one. */
 export type AllConfig = ApiConfig & WorkerConfig & BridgeConfig;
 
 export const processes = { api, worker, bridge, migrate, admin, all } as const;

@@ -8,12 +8,12 @@ import path from 'node:path';
 import { jetstream, jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { daemonPid, isAlive, stopDaemon, waitFor } from '../../src/dev/daemons.js';
-import { findBinaries } from '../../src/dev/tools.js';
+import { daemonPid, isAlive, stopDaemon, waitFor } from '../../devstack/daemons.js';
+import { findBinaries } from '../../devstack/tools.js';
 import { defaultStreamName, messageCreateSubjects } from '../../src/bridge/intake.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { startNatsServer, type NatsServer } from '../support/nats-servers.js';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../devstack/ports.js';
 import { serviceEnv, startProcess, waitReady, type RunningProcess } from '../support/processes.js';
 import { conversation, recorded } from './nats-world.js';
 

@@ -9,13 +9,13 @@ import { jetstream } from '@nats-io/jetstream';
 import { connect, credsAuthenticator, type ConnectionOptions } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { waitFor } from '../../src/dev/daemons.js';
-import { createCertificateAuthority, type CertificateAuthority } from '../../src/dev/pki.js';
-import { stopDaemon } from '../../src/dev/daemons.js';
-import { findBinaries } from '../../src/dev/tools.js';
+import { waitFor } from '../../devstack/daemons.js';
+import { createCertificateAuthority, type CertificateAuthority } from '../../devstack/pki.js';
+import { stopDaemon } from '../../devstack/daemons.js';
+import { findBinaries } from '../../devstack/tools.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { operatorAuth, startNatsServer, type NatsServer, type NatsServerAuth } from '../support/nats-servers.js';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../devstack/ports.js';
 import { serviceEnv, startProcess, waitReady } from '../support/processes.js';
 import { conversation, recorded } from './nats-world.js';
 

@@ -9,12 +9,12 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createDatabasePool } from '../../src/db/pool.js';
-import { createCertificateAuthority } from '../../src/dev/pki.js';
-import { startPostgres, stopPostgres, removeCluster } from '../../src/dev/postgres.js';
-import { ensureDatabase } from '../../src/dev/services.js';
-import { findBinaries } from '../../src/dev/tools.js';
+import { createCertificateAuthority } from '../../devstack/pki.js';
+import { startPostgres, stopPostgres, removeCluster } from '../../devstack/postgres.js';
+import { ensureDatabase } from '../../devstack/services.js';
+import { findBinaries } from '../../devstack/tools.js';
 import { runCli } from '../integration/product/cli.js';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../devstack/ports.js';
 import { serviceEnv, startProcess, waitReady } from '../support/processes.js';
 
 const binaries = findBinaries({});

@@ -20,12 +20,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateUp, readMigrations } from '../../src/db/migrate.js';
 import { hostStandInMigrationsDir, serviceMigrationsDir } from '../../src/db/migrations.js';
 import { createDatabasePool, type DatabasePool } from '../../src/db/pool.js';
-import { waitFor } from '../../src/dev/daemons.js';
+import { waitFor } from '../../devstack/daemons.js';
 import { projectRoot } from '../../src/paths.js';
-import { createDeviceKeys, startDistributor, type LocalDistributor } from '../../src/simulator/distributor.js';
+import { createDeviceKeys, startDistributor, type LocalDistributor } from '../../simulator/distributor.js';
 import { hostFixtures } from '../support/host-fixtures.js';
 import { signDeviceToken, testJwtSecret } from '../support/jwt.js';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../devstack/ports.js';
 import { startDeployServices, type DeployServices } from './services.js';
 
 /** The Dockerfile's WORKDIR: what deploy/build.sh built. */
@@ -59,8 +59,8 @@ describe('deploy/build.sh: what the image holds', () => {
     for (const entry of ['api', 'worker', 'bridge', 'migrate', 'push-admin']) expect(existsSync(path.join(app, 'dist', 'src', 'bin', `${entry}.js`)), entry).toBe(true);
     expect(readFileSync(path.join(app, 'dist', 'workflow-bundle.js'), 'utf8')).toContain('registrationWorkflow');
     expect(sortedEntries(path.join(app, 'dist'))).toEqual(['activities', 'src', 'temporal', 'workflow-bundle.js', 'workflows']);
-    // Only what the entry points import: the dev stack, its stand-ins and the simulator are not.
-    expect(sortedEntries(path.join(app, 'dist', 'src')).filter((e) => ['dev', 'simulator'].includes(e))).toEqual([]);
+    // Only what the entry points import: the dev stack, its stand-ins, the simulator and the benchmarks are not.
+    expect(sortedEntries(path.join(app, 'dist')).filter((e) => ['devstack', 'simulator', 'bench'].includes(e))).toEqual([]);
     expect(sortedEntries(path.join(app, 'dist', 'src', 'bin')).filter((f) => f.endsWith('.js'))).toEqual(
       ['api.js', 'bridge.js', 'bundle-workflows.js', 'migrate.js', 'push-admin.js', 'worker.js'],
     );

@@ -11,8 +11,8 @@
  * sending may have committed: its answer is then lost ("no-answer").
  */
 import { request } from 'node:http';
-import type { DrainItem } from '../../src/simulator/api-client.js';
-import { createDeviceKeys, startDistributor, type DeviceKeys, type FakeDistributor } from '../support/fakes/distributor.js';
+import type { DrainItem } from '../../simulator/api-client.js';
+import { createDeviceKeys, startDistributor, type DeviceKeys, type FakeDistributor } from '../../simulator/distributor.js';
 import { signDeviceToken, testJwtSecret } from '../support/jwt.js';
 
 export type AttemptOutcome = 'ok' | 'refused' | 'status' | 'no-answer';

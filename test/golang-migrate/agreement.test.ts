@@ -15,8 +15,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { golangMigrateLockId, migrateUp, type Migration } from '../../src/db/migrate.js';
 import { hostStandInMigrationsDir, serviceMigrations, serviceMigrationsDir } from '../../src/db/migrations.js';
-import { waitFor } from '../../src/dev/daemons.js';
-import { findGoTool } from '../../src/dev/tools.js';
+import { waitFor } from '../../devstack/daemons.js';
+import { findGoTool } from '../../devstack/tools.js';
 import { projectRoot } from '../../src/paths.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 

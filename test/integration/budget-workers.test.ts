@@ -6,7 +6,7 @@
  */
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../../src/dev/daemons.js';
+import { waitFor } from '../../devstack/daemons.js';
 import { registrationWorkflowId } from '../../temporal/names.js';
 import { announceDrained, announcePending, announceRegistration, type Device } from '../../temporal/registrations.js';
 import { stateQuery } from '../../workflows/registration-messages.js';

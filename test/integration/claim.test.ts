@@ -9,7 +9,7 @@ import { sql } from 'slonik';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createRegistrationActivities } from '../../activities/registration.js';
 import { createDatabasePool } from '../../src/db/pool.js';
-import { waitFor } from '../../src/dev/daemons.js';
+import { waitFor } from '../../devstack/daemons.js';
 import { createLogger } from '../../src/log.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 

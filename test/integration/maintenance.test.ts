@@ -7,7 +7,7 @@ import type { Client } from '@temporalio/client';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { waitFor } from '../../src/dev/daemons.js';
+import { waitFor } from '../../devstack/daemons.js';
 import { maintenanceWorkflowType, registrationWorkflowId } from '../../temporal/names.js';
 import type { MaintenanceInput } from '../../workflows/maintenance.js';
 import { announceRegistration } from '../../temporal/registrations.js';
@@ -16,7 +16,7 @@ import type { MaintenanceReport } from '../../workflows/maintenance.js';
 import { stateQuery } from '../../workflows/registration-messages.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { startDevWorker, type DevWorker } from '../support/dev-worker.js';
-import { createDeviceKeys, startDistributor, type FakeDistributor } from '../support/fakes/distributor.js';
+import { createDeviceKeys, startDistributor, type FakeDistributor } from '../../simulator/distributor.js';
 import { hostFixtures } from '../support/host-fixtures.js';
 
 let db: TestDatabase;

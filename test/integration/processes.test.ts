@@ -5,7 +5,7 @@
 import { createServer, connect, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../devstack/ports.js';
 import { serviceEnv, startProcess, waitReady } from '../support/processes.js';
 
 let db: TestDatabase;
@@ -53,7 +53,7 @@ describe('api, worker and bridge on real PostgreSQL, NATS and Temporal', () => {
     let temporalArrives: Server | undefined;
     try {
       const url = `http://127.0.0.1:${port}`;
-      const { waitFor } = await import('../../src/dev/daemons.js');
+      const { waitFor } = await import('../../devstack/daemons.js');
       await waitFor('api /healthz', async () => (await fetch(`${url}/healthz`).catch(() => undefined))?.status === 200, 30_000);
       const response = await fetch(`${url}/readyz`);
       expect(response.status).toBe(503);

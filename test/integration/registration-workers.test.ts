@@ -6,12 +6,12 @@
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { waitFor } from '../../src/dev/daemons.js';
+import { waitFor } from '../../devstack/daemons.js';
 import { registrationWorkflowId } from '../../temporal/names.js';
 import { announceDrained, announcePending, announceRegistration, type Device } from '../../temporal/registrations.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { startDevWorker, type DevWorker } from '../support/dev-worker.js';
-import { createDeviceKeys, startDistributor, type FakeDistributor } from '../support/fakes/distributor.js';
+import { createDeviceKeys, startDistributor, type FakeDistributor } from '../../simulator/distributor.js';
 import { hostFixtures } from '../support/host-fixtures.js';
 
 // Short intervals so rounds take seconds of real time on the dev server.

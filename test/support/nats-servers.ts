@@ -7,8 +7,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createAccount, createOperator, createUser, encodeAccount, encodeOperator, encodeUser, fmtCreds } from '@nats-io/jwt';
-import { daemonPid, logFile, sleep, startDaemon } from '../../src/dev/daemons.js';
-import { freePort } from './ports.js';
+import { daemonPid, logFile, sleep, startDaemon } from '../../devstack/daemons.js';
+import { freePort } from '../../devstack/ports.js';
 
 export type NatsServerAuth =
   | { readonly kind: 'user'; readonly user: string; readonly password: string }

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, type Role } from '../../src/config/index.js';
 import { postgresConnection } from '../../src/db/connection.js';
-import { createCertificateAuthority, type CertificateAuthority, type IssuedCertificate } from '../../src/dev/pki.js';
+import { createCertificateAuthority, type CertificateAuthority, type IssuedCertificate } from '../../devstack/pki.js';
 
 const base = { DATABASE_URL: 'postgres://push@db.internal:5432/zippchat', JWT_SECRET: 'a-development-secret-of-at-least-32-bytes' };
 

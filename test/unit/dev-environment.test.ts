@@ -1,6 +1,6 @@
 /** `make up` / `make dev`: the caller's environment wins, the stack's defaults fill the rest (contract §2). */
 import { describe, expect, it } from 'vitest';
-import { assembleStackEnvironment, describeStackEnvironment, type StackDefaults } from '../../src/dev/environment.js';
+import { assembleStackEnvironment, describeStackEnvironment, type StackDefaults } from '../../devstack/environment.js';
 
 const defaults: StackDefaults = {
   env: {

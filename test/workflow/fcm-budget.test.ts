@@ -4,8 +4,8 @@
  * fake Google on loopback. A phone in a busy server channel drains every wake at once.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { waitFor } from '../../src/dev/daemons.js';
-import type { FcmRequestRecord } from '../support/fakes/fcm.js';
+import { waitFor } from '../../devstack/daemons.js';
+import type { FcmRequestRecord } from '../../devstack/stand-ins/fcm.js';
 import { minIntervalMs, WorkflowHarness, type Device } from '../support/workflow-harness.js';
 
 const burst = 20;

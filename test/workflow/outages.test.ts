@@ -6,8 +6,8 @@
  * scripted for hours of workflow time.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startServer } from '../support/fakes/server.js';
-import { fcmError, type FcmAnswer } from '../support/fakes/fcm.js';
+import { startServer } from '../../simulator/loopback-server.js';
+import { fcmError, type FcmAnswer } from '../../devstack/stand-ins/fcm.js';
 import { maxConsecutiveFailures } from '../../activities/registration.js';
 import { minIntervalMs, rewakeAfterMs, WorkflowHarness, type Device } from '../support/workflow-harness.js';
 

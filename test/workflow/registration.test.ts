@@ -308,6 +308,6 @@ describe('lifecycle', () => {
 });
 
 async function waitForFailures(device: Parameters<WorkflowHarness['row']>[0], failures: number): Promise<void> {
-  const { waitFor } = await import('../../src/dev/daemons.js');
+  const { waitFor } = await import('../../devstack/daemons.js');
   await waitFor(`failures = ${failures}`, async () => (await h.row(device))?.failures === failures, 20_000);
 }

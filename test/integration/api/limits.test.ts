@@ -3,11 +3,11 @@
  * unknown paths and methods, and registrations that still succeed while Temporal is down.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../../../src/dev/daemons.js';
+import { waitFor } from '../../../devstack/daemons.js';
 import { startTestApi, type TestApi } from '../../support/api.js';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
 import { signDeviceToken, testJwtSecret } from '../../support/jwt.js';
-import { freePort } from '../../support/ports.js';
+import { freePort } from '../../../devstack/ports.js';
 import { createUser, nextId, registrationRowOf } from './host.js';
 import { checked } from './openapi.js';
 import { seenWorkflow, terminateAll } from './temporal.js';

@@ -13,7 +13,7 @@ import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
 import { signDeviceToken, testJwtSecret } from '../../support/jwt.js';
-import { freePort } from '../../support/ports.js';
+import { freePort } from '../../../devstack/ports.js';
 import { serviceEnv, startProcess, waitReady, type RunningProcess } from '../../support/processes.js';
 import { createUser } from './host.js';
 

@@ -5,7 +5,7 @@
  * member getting nothing at all.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runDemoScenario, type RunningDemo } from '../../../src/simulator/demo/scenario.js';
+import { runDemoScenario, type RunningDemo } from '../../../simulator/demo/scenario.js';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
 import { testJwtSecret } from '../../support/jwt.js';
 import { productHarness, type ProductHarness } from './harness.js';

@@ -1,7 +1,7 @@
 /** The command lines of simulate-device and push-admin: what they accept, and the one-line reason when they refuse. */
 import { describe, expect, it } from 'vitest';
 import { AdminUsageError, parseAdminArgs } from '../../../src/operations/admin-cli.js';
-import { parseSimulatorArgs, UsageError } from '../../../src/simulator/cli-options.js';
+import { parseSimulatorArgs, UsageError } from '../../../simulator/cli-options.js';
 
 describe('simulate-device arguments', () => {
   it('defaults to UnifiedPush with keys on a free loopback port, until Ctrl-C', () => {

@@ -4,9 +4,9 @@
  * phone's inbox; a token it never minted is UNREGISTERED, so the instance prunes it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServiceAccount } from '../../../src/dev/stand-ins/google-oauth.js';
-import { startLocalFcm, type LocalFcm } from '../../../src/dev/stand-ins/local-fcm.js';
-import { fcmSource } from '../../../src/simulator/fcm-source.js';
+import { createServiceAccount } from '../../../devstack/stand-ins/google-oauth.js';
+import { startLocalFcm, type LocalFcm } from '../../../devstack/stand-ins/local-fcm.js';
+import { fcmSource } from '../../../simulator/fcm-source.js';
 import { createTransports, type Transports } from '../../../src/transports/index.js';
 import { captureLog, workerConfig } from '../transports/helpers.js';
 

@@ -7,8 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createTransports, type TransportOptions } from '../../../src/transports/index.js';
 import { breakerOpen, breakerTrips } from '../../../src/transports/metrics.js';
 import type { SendOutcome } from '../../../src/transports/types.js';
-import { fcmError, googleStatusError, startFakeFcm, type FcmAnswer } from '../../support/fakes/fcm.js';
-import { createServiceAccount, startGoogleOAuth } from '../../support/fakes/google-oauth.js';
+import { fcmError, googleStatusError, startFakeFcm, type FcmAnswer } from '../../../devstack/stand-ins/fcm.js';
+import { createServiceAccount, startGoogleOAuth } from '../../../devstack/stand-ins/google-oauth.js';
 import { captureLog, fakeFcmToken, fcmRegistration, inBatches, workerConfig } from './helpers.js';
 
 const cleanups: Array<() => Promise<void>> = [];

@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { loadConfig, type WorkerConfig } from '../../../src/config/index.js';
 import type { Logger } from '../../../src/log.js';
 import type { RegistrationForSend } from '../../../src/transports/types.js';
-import type { DeviceKeys } from '../../support/fakes/distributor.js';
+import type { DeviceKeys } from '../../../simulator/distributor.js';
 
 /** A worker configuration from these variables (plus a database URL nobody dials). */
 export function workerConfig(env: Record<string, string> = {}): WorkerConfig {

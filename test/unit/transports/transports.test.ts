@@ -11,9 +11,9 @@ import { createTransports } from '../../../src/transports/index.js';
 import { sendsTotal } from '../../../src/transports/metrics.js';
 import { observe } from '../../../src/transports/observe.js';
 import type { RegistrationForSend, SendOutcome } from '../../../src/transports/types.js';
-import { createDeviceKeys, startDistributor } from '../../support/fakes/distributor.js';
-import { fcmError, startFakeFcm } from '../../support/fakes/fcm.js';
-import { createServiceAccount, startGoogleOAuth } from '../../support/fakes/google-oauth.js';
+import { createDeviceKeys, startDistributor } from '../../../simulator/distributor.js';
+import { fcmError, startFakeFcm } from '../../../devstack/stand-ins/fcm.js';
+import { createServiceAccount, startGoogleOAuth } from '../../../devstack/stand-ins/google-oauth.js';
 import { captureLog, fakeFcmToken, fcmRegistration, upRegistration, workerConfig } from './helpers.js';
 
 const cleanups: Array<() => Promise<void>> = [];

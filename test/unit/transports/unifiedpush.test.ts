@@ -11,7 +11,7 @@ import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTransports, type TransportOptions } from '../../../src/transports/index.js';
 import type { SendOutcome } from '../../../src/transports/types.js';
-import { createDeviceKeys, expectedWake, startDistributor, type DistributorAnswer, type DistributorOptions } from '../../support/fakes/distributor.js';
+import { createDeviceKeys, expectedWake, startDistributor, type DistributorAnswer, type DistributorOptions } from '../../../simulator/distributor.js';
 import { captureLog, eventually, inBatches, upRegistration, workerConfig } from './helpers.js';
 
 const cleanups: Array<() => Promise<void>> = [];

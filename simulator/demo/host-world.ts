@@ -16,9 +16,9 @@
 import type { Client } from '@temporalio/client';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import type { DatabasePool } from '../../db/pool.js';
-import { VIEW_CHANNEL } from '../../permissions/flags.js';
-import { announceDeleted } from '../../../temporal/registrations.js';
+import type { DatabasePool } from '../../src/db/pool.js';
+import { VIEW_CHANNEL } from '../../src/permissions/flags.js';
+import { announceDeleted } from '../../temporal/registrations.js';
 
 export const demoPeople = ['alice', 'bob', 'carol', 'dave', 'erin'] as const;
 export type DemoPerson = (typeof demoPeople)[number];

@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common';
 import protos from '@temporalio/proto';
-import { customSearchAttributes } from '../../temporal/names.js';
+import { customSearchAttributes } from '../temporal/names.js';
 import { startDaemon, waitFor } from './daemons.js';
 import { createCertificateAuthority, type IssuedCertificate } from './pki.js';
 import { freePortBelow } from './ports.js';
@@ -156,7 +156,7 @@ function serverConfig(options: TemporalServerOptions, ports: ServerPorts, pki: P
         maxConnLifetime: 1h`;
   const service = (grpc: number, membership: number, http?: number) =>
     `{ grpcPort: ${grpc}, membershipPort: ${membership}, bindOnLocalHost: true${http === undefined ? '' : `, httpPort: ${http}`} }`;
-  return `# Written by src/dev/temporal-server.ts for this stack only.
+  return `# Written by devstack/temporal-server.ts for this stack only.
 log:
   stdout: true
   level: warn
@@ -217,7 +217,7 @@ dynamicConfigClient:
 }
 
 /** What the dev server sets too: search attributes usable as soon as they are added. */
-const dynamicConfig = `# Written by src/dev/temporal-server.ts.
+const dynamicConfig = `# Written by devstack/temporal-server.ts.
 limit.maxIDLength:
   - value: 255
 system.forceSearchAttributesCacheRefreshOnRead:

@@ -4,7 +4,7 @@
  * stand-in for what FCM accepted for that token. Against the real FCM there is no such
  * inbox: only a real phone receives those.
  */
-import { wakePayload } from '../transports/types.js';
+import { wakePayload } from '../src/transports/types.js';
 import { WakeQueue } from './wake-queue.js';
 import type { ReceivedWake, WakeSource } from './wake-source.js';
 

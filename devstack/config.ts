@@ -4,7 +4,7 @@
  * 7233, 8233, 8080…) so a machine that already runs any of them is not disturbed.
  */
 import path from 'node:path';
-import { ConfigError } from './index.js';
+import { ConfigError } from '../src/config/index.js';
 
 export interface DevStackConfig {
   /** Root of everything the stack writes: data, logs, pid files, `env`. */
@@ -24,7 +24,7 @@ export interface DevStackConfig {
   };
   /**
    * The environment `make` ran with: the services inherit it, and its service variables win
-   * over the stack's defaults (src/dev/environment.ts).
+   * over the stack's defaults (devstack/environment.ts).
    */
   readonly inherited: Readonly<Record<string, string | undefined>>;
   /** Explicit binary paths; otherwise `.tools/venv/bin`, then PATH. */

@@ -17,7 +17,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { wakePayload } from '../transports/types.js';
+import { wakePayload } from '../src/transports/types.js';
 import { decryptForDevice, type DeviceKeys } from './device-keys.js';
 import { startServer, type FakeRequest } from './loopback-server.js';
 import { vapidProblem } from './vapid-check.js';

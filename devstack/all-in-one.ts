@@ -1,10 +1,10 @@
 /** Development: api, worker and bridge in one process. Production runs them separately. */
-import { loadConfig } from '../config/index.js';
-import { runService } from '../lifecycle.js';
-import { createLogger } from '../log.js';
-import { startApi } from '../api/index.js';
-import { startBridge } from '../bridge/index.js';
-import { startWorker } from '../worker/index.js';
+import { loadConfig } from '../src/config/index.js';
+import { runService } from '../src/lifecycle.js';
+import { createLogger } from '../src/log.js';
+import { startApi } from '../src/api/index.js';
+import { startBridge } from '../src/bridge/index.js';
+import { startWorker } from '../src/worker/index.js';
 
 runService('all', async () => {
   const config = loadConfig('all');

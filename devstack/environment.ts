@@ -13,7 +13,7 @@
  *     `JWT_PUBLIC_KEY` replaces the stack's `JWT_SECRET` (both set is an error).
  */
 
-import { secretVariables } from '../config/env.js';
+import { secretVariables } from '../src/config/env.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 

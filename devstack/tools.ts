@@ -6,9 +6,9 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { DevStackConfig } from '../config/dev.js';
+import type { DevStackConfig } from './config.js';
 import type { TemporalServerBinaries } from './temporal-server.js';
-import { projectRoot } from '../paths.js';
+import { projectRoot } from '../src/paths.js';
 
 export interface Binaries {
   readonly temporal: string;

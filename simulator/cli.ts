@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-/** `simulate-device …`: a simulated Android device against any instance (see src/simulator/run.ts). */
-import { simulatorUsage, parseSimulatorArgs, UsageError } from '../simulator/cli-options.js';
-import { runSimulator } from '../simulator/run.js';
+/** `simulate-device …`: a simulated Android device against any instance (see simulator/run.ts). */
+import { simulatorUsage, parseSimulatorArgs, UsageError } from './cli-options.js';
+import { runSimulator } from './run.js';
 
 async function main(args: readonly string[]): Promise<number> {
   if (args.includes('--help') || args.includes('-h')) {

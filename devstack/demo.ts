@@ -1,15 +1,15 @@
 /**
- * The live demonstration `make dev` ends with: the demo scenario (src/simulator/demo/) against
+ * The live demonstration `make dev` ends with: the demo scenario (simulator/demo/) against
  * the stack just started, then how to try things yourself. The demo's phones keep listening
  * afterwards, so a message you publish to them shows up in this terminal too.
  */
 import { Client, Connection } from '@temporalio/client';
 import { connect } from '@nats-io/transport-node';
 import path from 'node:path';
-import { loadConfig } from '../config/index.js';
-import { createDatabasePool } from '../db/pool.js';
-import { temporalConnectionOptions } from '../../temporal/connection.js';
-import { projectRoot } from '../paths.js';
+import { loadConfig } from '../src/config/index.js';
+import { createDatabasePool } from '../src/db/pool.js';
+import { temporalConnectionOptions } from '../temporal/connection.js';
+import { projectRoot } from '../src/paths.js';
 import { runDemoScenario, type DemoReport } from '../simulator/demo/scenario.js';
 import type { StackInfo } from './stack.js';
 

@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import { customSearchAttributes } from '../../temporal/names.js';
+import { customSearchAttributes } from '../temporal/names.js';
 import { startDaemon, waitFor } from './daemons.js';
 
 export interface TemporalDevOptions {

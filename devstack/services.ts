@@ -5,7 +5,7 @@
  */
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { createDatabasePool } from '../db/pool.js';
+import { createDatabasePool } from '../src/db/pool.js';
 import { daemonNames, stopDaemon } from './daemons.js';
 import { natsDaemon, startNats } from './nats.js';
 import { startPostgres, stopPostgres, type PostgresCluster } from './postgres.js';

@@ -1,5 +1,5 @@
 /**
- * `node dist/src/dev/stand-ins/main.js --port P --key-file F`: the dev stack's local FCM as
+ * `node dist-tools/devstack/stand-ins/main.js --port P --key-file F`: the dev stack's local FCM as
  * a process of its own (the stack starts it before the worker, whose FCM_ENDPOINT and
  * FCM_CREDENTIALS_JSON point here). Logs one JSON line per send — never the token.
  */
