@@ -2,8 +2,8 @@
  * The environment a local stack runs the services with (contract §2): the caller's
  * environment wins for every service variable (contract §3 and §3a, and the operational ones
  * of the README); the stack's defaults fill only what the caller left unset. Pure, so it is
- * tested without starting anything; `make up`/`make dev` (stack.ts) use it, and the bench and
- * fault stacks can.
+ * tested without starting anything; the dev stack (`make up`/`make dev`, stack.ts) and the
+ * faults tier's stacks (test/support/fault-stack.ts) assemble their environments with it.
  *
  * Two groups are decided as a whole:
  *   - FCM: the local FCM stand-in's settings are used only when the caller gives no FCM

@@ -21,6 +21,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { migrateUp } from '../../src/db/migrate.js';
 import { serviceMigrations } from '../../src/db/migrations.js';
+import { assembleStackEnvironment } from '../../devstack/environment.js';
 import { daemonPid, isAlive, logFile, startDaemon, stopDaemon, waitFor } from '../../devstack/daemons.js';
 import { natsDaemon, startNats } from '../../devstack/nats.js';
 import { startPostgres, stopPostgres, removeCluster } from '../../devstack/postgres.js';
@@ -47,7 +48,7 @@ export interface AppProcess {
 export interface FaultStackOptions {
   /** Replicas of each process. */
   readonly apps: Readonly<Record<AppKind, number>>;
-  /** Extra environment of every app (PUSH_*, LOG_LEVEL…). */
+  /** Service variables of every app (PUSH_*, LOG_LEVEL…): they win over the stack's. */
   readonly env?: Readonly<Record<string, string>>;
   /** The dev server (default), or the real Temporal server with mTLS (the cluster tier). */
   readonly temporal?: TemporalEngine;
@@ -109,20 +110,22 @@ export async function startFaultStack(options: FaultStackOptions): Promise<Fault
         const port = await freePort();
         const name = `${kind}-${i}`;
         const portVariable = { api: 'PORT', worker: 'WORKER_METRICS_PORT', bridge: 'BRIDGE_METRICS_PORT' }[kind];
-        env.set(name, {
-          PATH: '/usr/local/bin:/usr/bin:/bin',
-          // Names the process in pg_stat_activity (and lets the faults tier tell which worker claimed).
-          DATABASE_URL: `${databaseUrl}?application_name=${name}`,
-          NATS_URL: services.natsUrl,
-          TEMPORAL_ADDRESS: services.temporalAddress,
-          ...services.temporalEnv,
-          TEMPORAL_TASK_QUEUE: taskQueue,
-          JWT_SECRET: testJwtSecret,
-          HOST: '127.0.0.1',
-          WORKER_SDK_METRICS_PORT: '0',
-          ...options.env,
-          [portVariable]: String(port),
+        // The dev stack's rule (devstack/environment.ts): the caller's settings win, the stack's fill the rest.
+        const inForce = assembleStackEnvironment(options.env ?? {}, {
+          env: {
+            // Names the process in pg_stat_activity (and lets the faults tier tell which worker claimed).
+            DATABASE_URL: `${databaseUrl}?application_name=${name}`,
+            NATS_URL: services.natsUrl,
+            TEMPORAL_ADDRESS: services.temporalAddress,
+            ...services.temporalEnv,
+            TEMPORAL_TASK_QUEUE: taskQueue,
+            JWT_SECRET: testJwtSecret,
+            HOST: '127.0.0.1',
+            WORKER_SDK_METRICS_PORT: '0',
+          },
+          fcmStandIn: {},
         });
+        env.set(name, { PATH: '/usr/local/bin:/usr/bin:/bin', ...inForce.env, [portVariable]: String(port) });
         apps.push({ name, kind, url: `http://127.0.0.1:${port}` });
       }
     }
