@@ -20,10 +20,12 @@ import type { Coalescing } from '../src/config/index.js';
 import type { DatabasePool } from '../src/db/pool.js';
 import type { Logger } from '../src/log.js';
 import { registrationWorkflowId } from '../temporal/names.js';
-import { announceDeleted, announcePending, startIfMissing, type Device } from '../temporal/registrations.js';
+import { announceDeleted, announcePending, startIfMissing } from '../temporal/registration-workflows.js';
 import { runSlice, type SliceInput, type SliceResult, type WindowResult } from './maintenance-scan.js';
 import { healed, missingWorkflowsStarted, orphanWorkflowsEnded, pendingRowsPruned, processedEventsPruned, prunes } from './metrics.js';
 import { listRunningRegistrations, parseRegistrationWorkflowId } from './workflow-list.js';
+import { transportNameSchema } from '../src/domain.js';
+import type { DeviceIdentity } from '../src/domain.js';
 
 export type { SliceInput, SliceResult } from './maintenance-scan.js';
 
@@ -40,7 +42,6 @@ export const processedEventRetentionMs = 4 * 24 * 3_600_000;
 export const staleRegistrationAfterDays = 90;
 export const untouchedPendingAfterDays = 7;
 
-const transport = z.enum(['fcm', 'unifiedpush']);
 /** A window statement's answer: one row per hit, or one row of nulls when nothing hit. */
 const windowRow = z.object({
   last: z.string().nullable(),
@@ -161,7 +162,7 @@ export function createMaintenanceActivities(deps: MaintenanceActivityDeps) {
     const rewake = deps.coalescing.rewakeAfterMs;
     let signalled = 0;
     const result = await runSlice(deps, 'stranded', input, async (after) => {
-      const rows = await pool.any(sql.type(windowRow.extend({ transport: transport.nullable() }))`
+      const rows = await pool.any(sql.type(windowRow.extend({ transport: transportNameSchema.nullable() }))`
         WITH win AS (
           SELECT id, user_id, device_id, transport, last_woken_at FROM push_registrations
           WHERE id > ${after === '' ? '0' : after}::int8 ORDER BY id LIMIT ${input.windowSize}
@@ -253,7 +254,7 @@ export function createMaintenanceActivities(deps: MaintenanceActivityDeps) {
   async function startMissingWorkflows(input: SliceInput): Promise<SliceResult> {
     let started = 0;
     const result = await runSlice(deps, 'missing-workflows', input, async (after) => {
-      const rows = await pool.any(sql.type(z.object({ id: z.string(), user_id: z.string(), device_id: z.string(), transport }))`
+      const rows = await pool.any(sql.type(z.object({ id: z.string(), user_id: z.string(), device_id: z.string(), transport: transportNameSchema }))`
         SELECT id, user_id, device_id, transport FROM push_registrations
         WHERE id > ${after === '' ? '0' : after}::int8 ORDER BY id LIMIT ${input.windowSize}`);
       const running = new Set<string>();
@@ -273,7 +274,7 @@ export function createMaintenanceActivities(deps: MaintenanceActivityDeps) {
     return { ...result, affected: started };
   }
 
-  async function endWorkflows(devices: readonly Device[], reason: string): Promise<void> {
+  async function endWorkflows(devices: readonly DeviceIdentity[], reason: string): Promise<void> {
     if (devices.length === 0) return;
     prunes.inc({ reason }, devices.length);
     log.info({ count: devices.length, reason }, 'registrations pruned');
@@ -298,7 +299,7 @@ async function untilShort(input: SliceInput, batch: () => Promise<number>): Prom
   }
 }
 
-function hits(rows: readonly z.infer<typeof windowRow>[]): Device[] {
+function hits(rows: readonly z.infer<typeof windowRow>[]): DeviceIdentity[] {
   return rows.flatMap((r) => (r.user_id === null || r.device_id === null ? [] : [{ userId: r.user_id, deviceId: r.device_id }]));
 }
 
@@ -307,7 +308,7 @@ function windowEnd(rows: readonly z.infer<typeof windowRow>[], affected: number,
   return { affected, last: first?.last ?? undefined, end: (first?.scanned ?? 0) < input.windowSize };
 }
 
-function device(row: { user_id: string; device_id: string }): Device {
+function device(row: { user_id: string; device_id: string }): DeviceIdentity {
   return { userId: row.user_id, deviceId: row.device_id };
 }
 

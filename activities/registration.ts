@@ -14,9 +14,10 @@ import { z } from 'zod';
 import type { Coalescing, FcmBudgetConfig } from '../src/config/index.js';
 import type { DatabasePool } from '../src/db/pool.js';
 import type { Logger } from '../src/log.js';
-import type { Priority, RegistrationForSend, TransportName, WakeOutcome, WakeSender } from '../src/transports/types.js';
+import type { RegistrationForSend, WakeOutcome, WakeSender } from '../src/transports/types.js';
 import { budgetReadyAt } from '../workflows/fcm-budget.js';
 import { fcmWakesHeldBack, prunes, rateLimitBackoffs, wakes } from './metrics.js';
+import { transportNameSchema, type TransportName, type WakePriority } from '../src/domain.js';
 
 /** Consecutive counted failures after which a registration is pruned (design §2). */
 export const maxConsecutiveFailures = 10;
@@ -64,7 +65,7 @@ export type ClaimResult =
   | {
       readonly status: 'claimed';
       readonly registrationId: string;
-      readonly priority: Priority;
+      readonly priority: WakePriority;
       readonly transport: TransportName;
       readonly intervals: Coalescing;
       readonly control?: DeliveryControl;
@@ -73,7 +74,7 @@ export type ClaimResult =
       readonly status: 'not-claimed';
       readonly registrationId: string;
       /** What a wake sent now would carry: for a claim the workflow has to send again (see the workflow). */
-      readonly priority: Priority;
+      readonly priority: WakePriority;
       readonly transport: TransportName;
       readonly intervals: Coalescing;
       readonly observed: { readonly outstanding: boolean; readonly hasPending: boolean; readonly lastWokenAt: number | null };
@@ -89,7 +90,7 @@ export interface SendInput {
   /** For logs only. */
   readonly userId: string;
   readonly deviceId: string;
-  readonly priority: Priority;
+  readonly priority: WakePriority;
   /** Workflow time (ms) of the send: back-offs are set on the workflow's clock, as claims read them. */
   readonly now?: number;
 }
@@ -104,7 +105,7 @@ export type SendResult =
 
 const claimRow = z.object({
   id: z.string(),
-  transport: z.enum(['fcm', 'unifiedpush']),
+  transport: transportNameSchema,
   wake_outstanding: z.boolean(),
   last_woken_at: z.date().nullable(),
   backoff_until: z.date().nullable(),
@@ -122,7 +123,7 @@ const claimRow = z.object({
 
 const sendRow = z.object({
   id: z.string(),
-  transport: z.enum(['fcm', 'unifiedpush']),
+  transport: transportNameSchema,
   token: z.string(),
   up_p256dh: z.instanceof(Buffer).nullable(),
   up_auth: z.instanceof(Buffer).nullable(),
@@ -196,7 +197,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
         FROM judged j LEFT JOIN claimed ON claimed.id = j.id`);
     });
     if (row === null) return { status: 'gone' };
-    const priority: Priority = row.dm_pending ? 'high' : 'normal';
+    const priority: WakePriority = row.dm_pending ? 'high' : 'normal';
     const control = deliveryControl(row, input.now);
     const common = { registrationId: row.id, priority, transport: row.transport, intervals: coalescing, ...(control === undefined ? {} : { control }) };
     if (row.claimed) return { status: 'claimed', ...common };
@@ -219,7 +220,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
   }
 
   /** The earliest time every rule that refused this claim allows it (null: nothing pending). */
-  function readyAt(row: z.infer<typeof claimRow>, now: number, priority: Priority, wokenAt: number | undefined): number | null {
+  function readyAt(row: z.infer<typeof claimRow>, now: number, priority: WakePriority, wokenAt: number | undefined): number | null {
     if (!row.has_pending) return null;
     const last = Math.max(row.last_woken_at?.getTime() ?? now, wokenAt ?? -Infinity);
     const times = [now];

@@ -2,15 +2,17 @@
  * The device API as the Android app calls it (design §7): every call carries the device's
  * JWT, and the device is the token's. Errors keep the contract's `{error, message}`.
  */
+import type { TransportName } from '../src/domain.js';
+
 export interface RegistrationBody {
-  readonly transport: 'fcm' | 'unifiedpush';
+  readonly transport: TransportName;
   readonly token: string;
   readonly p256dh?: string;
   readonly auth?: string;
 }
 
 export interface RegistrationJson {
-  readonly transport: 'fcm' | 'unifiedpush';
+  readonly transport: TransportName;
   readonly created_at: string;
   readonly updated_at: string;
   readonly encrypted?: boolean;

@@ -4,11 +4,12 @@
  * token). Either way the phone sees the same thing: a wake, its priority, and nothing else.
  */
 import type { RegistrationBody } from './api-client.js';
+import type { TransportName, WakePriority } from '../src/domain.js';
 
 export interface ReceivedWake {
-  readonly transport: 'fcm' | 'unifiedpush';
+  readonly transport: TransportName;
   readonly at: Date;
-  readonly priority: 'high' | 'normal';
+  readonly priority: WakePriority;
   /** UnifiedPush with keys: the body was an RFC 8291 record, decrypted on the phone. */
   readonly encrypted: boolean;
   /** Bytes on the wire (UnifiedPush body, or FCM send request). */
@@ -20,7 +21,7 @@ export interface ReceivedWake {
 }
 
 export interface WakeSource {
-  readonly transport: 'fcm' | 'unifiedpush';
+  readonly transport: TransportName;
   /** What the phone sends in `PUT /api/push/registration`. */
   readonly registration: RegistrationBody;
   /** A one-line description for people (never the token or endpoint path). */

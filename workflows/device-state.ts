@@ -8,7 +8,8 @@
  * check, never a second wake and never a lost one.
  */
 import { budgetLeft, type FcmBudget } from './fcm-budget.js';
-import type { BudgetView, CarriedState, RegistrationStateView, TimerReason, Transport } from './registration-messages.js';
+import type { TransportName } from '../src/domain.js';
+import type { BudgetView, CarriedState, RegistrationStateView, TimerReason } from './registration-messages.js';
 
 export interface Intervals {
   readonly minIntervalMs: number;
@@ -34,7 +35,7 @@ export interface NextCheck {
 }
 
 export class DeviceState {
-  transport: Transport;
+  transport: TransportName;
   /** A wake was sent and the device has not drained since (as far as we know). */
   outstanding: boolean;
   lastWakeAt: number | null;
@@ -62,7 +63,7 @@ export class DeviceState {
   private notBefore = 0;
   private notBeforeReason: TimerReason = 'interval';
 
-  constructor(transport: Transport, carried: CarriedState | undefined) {
+  constructor(transport: TransportName, carried: CarriedState | undefined) {
     this.transport = transport;
     this.outstanding = carried?.outstanding ?? false;
     this.lastWakeAt = carried?.lastWakeAt ?? null;
@@ -88,7 +89,7 @@ export class DeviceState {
     this.existenceCheckRequested = true;
   }
 
-  onRegistered(transport: Transport): void {
+  onRegistered(transport: TransportName): void {
     this.transport = transport;
     this.registeredSinceLastClaim = true;
     // A new token clears the outstanding flag in PostgreSQL: look again (the claim re-checks).

@@ -37,8 +37,8 @@ import {
   stateQuery,
   stopSignal,
   type RegistrationWorkflowInput,
-  type Transport,
 } from './registration-messages.js';
+import type { TransportName } from '../src/domain.js';
 
 export * from './registration-messages.js';
 
@@ -169,7 +169,7 @@ function shouldContinueAsNew(state: DeviceState, input: RegistrationWorkflowInpu
   return workflowInfo().continueAsNewSuggested || state.wakesThisRun >= (input.continueAsNewAfterWakes ?? defaultContinueAsNewAfterWakes);
 }
 
-function setTransport(state: DeviceState, transport: Transport): void {
+function setTransport(state: DeviceState, transport: TransportName): void {
   if (workflowInfo().typedSearchAttributes.get(PushTransport) !== transport) {
     upsertSearchAttributes([{ key: PushTransport, value: transport }]);
   }

@@ -27,7 +27,7 @@ import { createServiceAccount, startGoogleOAuth, type FakeGoogleOAuth } from '..
 import { createLogger } from '../../src/log.js';
 import { createTransports } from '../../src/transports/index.js';
 import { customSearchAttributes, registrationWorkflowId } from '../../temporal/names.js';
-import { announceDrained, announcePending, announceRegistration } from '../../temporal/registrations.js';
+import { announceDrained, announcePending, announceRegistration } from '../../temporal/registration-workflows.js';
 import { createWorker } from '../../temporal/worker.js';
 import { stateQuery } from '../../workflows/registration-messages.js';
 import type { Report } from '../report.js';

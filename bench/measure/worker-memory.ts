@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { settleAll } from '../../src/bridge/concurrency.js';
-import { announceRegistration } from '../../temporal/registrations.js';
+import { announceRegistration } from '../../temporal/registration-workflows.js';
 import { settledHistoryLengths } from '../devices.js';
 import type { DistributorTap } from '../distributor-tap.js';
 import type { Report } from '../report.js';

@@ -18,7 +18,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../../src/db/pool.js';
 import { VIEW_CHANNEL } from '../../src/permissions/flags.js';
-import { announceDeleted } from '../../temporal/registrations.js';
+import { announceDeleted } from '../../temporal/registration-workflows.js';
 
 export const demoPeople = ['alice', 'bob', 'carol', 'dave', 'erin'] as const;
 export type DemoPerson = (typeof demoPeople)[number];

@@ -29,6 +29,7 @@ import { DemoPhone } from './demo-phone.js';
 import { createDemoWorld, demoPeople, idGenerator, removeEarlierDemoWorlds, type DemoPerson, type DemoWorld } from './host-world.js';
 import { messagePublisher, PlaintextStore, type MessagePublisher } from './messages.js';
 import { demoOutput, type DemoOutput } from './output.js';
+import { withTimeout } from '../../src/with-timeout.js';
 
 export interface DemoDeps {
   readonly apiUrl: string;
@@ -220,9 +221,4 @@ function reportSilence(out: DemoOutput, silent: DemoReport['silent']): void {
 function summary(phone: DemoPhone): { wakes: number; drained: string[]; shown: string[] } {
   const shown = phone.handled.flatMap((h) => h.decisions.filter((d) => d.decision.notify).map((d) => d.message.id));
   return { wakes: phone.handled.length, drained: [...phone.drainedIds], shown };
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), ms)))]).finally(() => clearTimeout(timer));
 }

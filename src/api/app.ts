@@ -12,7 +12,7 @@ import type { Logger } from '../log.js';
 import { registry } from '../metrics.js';
 import type { TemporalHandle } from '../../temporal/client.js';
 import type { ApiConfig } from '../config/index.js';
-import { createAnnouncer } from './announce.js';
+import { createAnnouncer } from './best-effort-announcer.js';
 import { authenticate, createBearerVerifier, type AuthenticatedState } from './auth.js';
 import { errorSummary } from './error-summary.js';
 import { ApiError, fromHttpError } from './errors.js';

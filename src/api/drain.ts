@@ -8,7 +8,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../db/pool.js';
 import { channelViewers } from '../db/permissions.js';
-import type { DeviceIdentity } from './auth.js';
+import type { DeviceIdentity } from '../domain.js';
 
 export interface DrainItem {
   readonly channel_id: string;

@@ -5,11 +5,12 @@
 import { ForeignKeyIntegrityConstraintViolationError, sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../db/pool.js';
-import type { DeviceIdentity } from './auth.js';
+import type { DeviceIdentity } from '../domain.js';
 import type { RegistrationRequest } from './registration-request.js';
+import { transportNameSchema } from '../domain.js';
 
 const registrationView = z.object({
-  transport: z.enum(['fcm', 'unifiedpush']),
+  transport: transportNameSchema,
   created_at: z.date(),
   updated_at: z.date(),
   encrypted: z.boolean(),
@@ -20,7 +21,7 @@ export type RegistrationView = z.infer<typeof registrationView>;
 
 export type RegistrationOutcome = 'created' | 'refreshed' | 'switched';
 
-const upsertResult = registrationView.extend({ previous_transport: z.enum(['fcm', 'unifiedpush']).nullable() });
+const upsertResult = registrationView.extend({ previous_transport: transportNameSchema.nullable() });
 
 /**
  * Creates or replaces the device's registration. Same transport: token and keys replaced,

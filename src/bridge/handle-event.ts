@@ -15,7 +15,7 @@
 import type { JsMsg } from '@nats-io/jetstream';
 import type { DatabasePool } from 'slonik';
 import type { Logger } from '../log.js';
-import { announceToDevices, type AnnounceTarget } from './announce.js';
+import { announceToDevices, type AnnounceTarget } from './signal-pending.js';
 import { parseMessageEvent, type MessageEvent } from './event.js';
 import { createKeyedBatcher } from './keyed-batcher.js';
 import { bridgeMetrics, type EventOutcome } from './metrics.js';

@@ -23,12 +23,11 @@ import { sql, type DatabasePool, type DatabaseTransactionConnection } from 'slon
 import { z } from 'zod';
 import type { MessageEvent } from './event.js';
 import { channelRecipients } from './recipients.js';
+import { transportNameSchema, type DeviceIdentity, type TransportName } from '../domain.js';
 
-export interface DeviceToSignal {
+export interface DeviceToSignal extends DeviceIdentity {
   readonly registrationId: string;
-  readonly userId: string;
-  readonly deviceId: string;
-  readonly transport: 'fcm' | 'unifiedpush';
+  readonly transport: TransportName;
 }
 
 export type EventRecord = 'counted' | 'duplicate' | 'unknown_channel';
@@ -46,7 +45,7 @@ const device = z.object({
   registrationId: z.string(),
   userId: z.string(),
   deviceId: z.string(),
-  transport: z.enum(['fcm', 'unifiedpush']),
+  transport: transportNameSchema,
 });
 
 /** `events` must all belong to `channelId`. */

@@ -13,10 +13,11 @@ import type { DatabasePool } from '../db/pool.js';
 import { budgetLeft } from '../../workflows/fcm-budget.js';
 import { registrationWorkflowId } from '../../temporal/names.js';
 import { stateQuery, type RegistrationStateView } from '../../workflows/registration-messages.js';
+import { transportNameSchema } from '../domain.js';
 
 const registrationRow = z.object({
   id: z.string(),
-  transport: z.enum(['fcm', 'unifiedpush']),
+  transport: transportNameSchema,
   encrypted: z.boolean(),
   wake_outstanding: z.boolean(),
   last_woken_at: z.date().nullable(),

@@ -10,6 +10,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../db/pool.js';
 import { registry } from '../metrics.js';
+import { transportNames } from '../domain.js';
 
 interface Snapshot {
   readonly pendingRows: number;
@@ -92,7 +93,7 @@ async function readSnapshot(pool: DatabasePool, timeoutMs: number): Promise<Snap
       () => estimatedRows(pool),
     );
     // Transports without rows still show 0 rather than vanishing from the graph.
-    const all = ['fcm', 'unifiedpush'].map((transport) => rows.find((r) => r.transport === transport) ?? { transport, count: 0, outstanding: 0 });
+    const all = transportNames.map((transport) => rows.find((r) => r.transport === transport) ?? { transport, count: 0, outstanding: 0 });
     return { pendingRows: pending, registrations: all };
   } catch {
     collectFailures.inc();

@@ -7,9 +7,9 @@
  */
 import type { Logger } from '../log.js';
 import { sendDuration, sendsTotal } from './metrics.js';
-import type { SendOutcome, Transport } from './types.js';
+import type { SendOutcome, PushSender } from './types.js';
 
-export function observe(transport: Transport, log: Logger): Transport {
+export function observe(transport: PushSender, log: Logger): PushSender {
   return {
     name: transport.name,
     async send(registration, priority) {

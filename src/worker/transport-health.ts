@@ -17,11 +17,12 @@ import os from 'node:os';
 import type { Client } from '@temporalio/client';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { announcePending } from '../../temporal/registrations.js';
+import { announcePending } from '../../temporal/registration-workflows.js';
 import type { DatabasePool } from '../db/pool.js';
 import type { Logger } from '../log.js';
 import type { OriginKey, OriginSummary } from '../transports/outage-detector.js';
 import type { Transports } from '../transports/index.js';
+import { transportNameSchema } from '../domain.js';
 
 export interface TransportHealthOptions {
   readonly pool: DatabasePool;
@@ -57,7 +58,7 @@ const summaryRow = z.object({
   last_delivered_at: z.date().nullable(),
   in_outage: z.boolean(),
 });
-const wokenRow = z.object({ user_id: z.string(), device_id: z.string(), transport: z.enum(['fcm', 'unifiedpush']), has_pending: z.boolean() });
+const wokenRow = z.object({ user_id: z.string(), device_id: z.string(), transport: transportNameSchema, has_pending: z.boolean() });
 
 export function startTransportHealth(options: TransportHealthOptions): TransportHealth {
   const { pool, transports, log } = options;

@@ -8,7 +8,8 @@ import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../devstack/daemons.js';
 import { registrationWorkflowId } from '../../temporal/names.js';
-import { announceDrained, announcePending, announceRegistration, type Device } from '../../temporal/registrations.js';
+import { announceDrained, announcePending, announceRegistration } from '../../temporal/registration-workflows.js';
+import type { DeviceIdentity } from '../../src/domain.js';
 import { stateQuery } from '../../workflows/registration-messages.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { startDevWorker, type DevWorker } from '../support/dev-worker.js';
@@ -40,7 +41,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-interface FcmDevice extends Device {
+interface FcmDevice extends DeviceIdentity {
   readonly token: string;
 }
 

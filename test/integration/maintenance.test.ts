@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { waitFor } from '../../devstack/daemons.js';
 import { maintenanceWorkflowType, registrationWorkflowId } from '../../temporal/names.js';
 import type { MaintenanceInput } from '../../workflows/maintenance.js';
-import { announceRegistration } from '../../temporal/registrations.js';
+import { announceRegistration } from '../../temporal/registration-workflows.js';
 import { ensureMaintenanceSchedule } from '../../temporal/schedule.js';
 import type { MaintenanceReport } from '../../workflows/maintenance.js';
 import { stateQuery } from '../../workflows/registration-messages.js';

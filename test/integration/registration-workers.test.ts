@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { waitFor } from '../../devstack/daemons.js';
 import { registrationWorkflowId } from '../../temporal/names.js';
-import { announceDrained, announcePending, announceRegistration, type Device } from '../../temporal/registrations.js';
+import { announceDrained, announcePending, announceRegistration } from '../../temporal/registration-workflows.js';
+import type { DeviceIdentity } from '../../src/domain.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { startDevWorker, type DevWorker } from '../support/dev-worker.js';
 import { createDeviceKeys, startDistributor, type FakeDistributor } from '../../simulator/distributor.js';
@@ -36,7 +37,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-interface TestDevice extends Device {
+interface TestDevice extends DeviceIdentity {
   readonly endpoint: string;
 }
 

@@ -16,6 +16,7 @@ import { createDatabasePool } from '../../src/db/pool.js';
 import { createLogger } from '../../src/log.js';
 import type { WakeOutcome, WakeSender } from '../../src/transports/types.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
+import type { TransportName } from '../../src/domain.js';
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -68,7 +69,7 @@ const t0 = Date.parse('2026-12-01T10:00:00.000Z');
 let nextDevice = 1;
 
 /** A registration whose wake was just claimed at t0 (outstanding), with a pending row. */
-async function claimed(transport: 'fcm' | 'unifiedpush' = 'unifiedpush', extra: { failures?: number; budgetTat?: number } = {}): Promise<{ id: string; deviceId: string }> {
+async function claimed(transport: TransportName = 'unifiedpush', extra: { failures?: number; budgetTat?: number } = {}): Promise<{ id: string; deviceId: string }> {
   const deviceId = `claimed-${nextDevice++}`;
   const token = transport === 'fcm' ? `fcm-token-${deviceId}` : `https://up.example/${deviceId}`;
   const id = await db.pool.oneFirst(sql.type(z.object({ id: z.string() }))`

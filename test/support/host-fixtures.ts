@@ -19,6 +19,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { sql, type DatabasePool, type DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
 import type { ChannelType, HostData } from '../../src/permissions/host-data.js';
+import type { TransportName } from '../../src/domain.js';
 
 /** Unique decimal snowflakes: a random 40-bit prefix per process, then a counter. */
 export const nextId: () => string = (() => {
@@ -31,7 +32,7 @@ export interface Registration {
   readonly id: string;
   readonly userId: string;
   readonly deviceId: string;
-  readonly transport: 'fcm' | 'unifiedpush';
+  readonly transport: TransportName;
   readonly token: string;
 }
 
@@ -51,7 +52,7 @@ export interface HostFixtures {
   overwrite(channelId: string, target: OverwriteTarget, bits: { allow?: bigint; deny?: bigint }): Promise<void>;
   /** A live mute by default; `until` in the past makes an expired one, `muted: false` an unmute. */
   mute(userId: string, scope: MuteScope, options?: { until?: Date | null; muted?: boolean }): Promise<void>;
-  registration(userId: string, options?: { deviceId?: string; transport?: 'fcm' | 'unifiedpush' }): Promise<Registration>;
+  registration(userId: string, options?: { deviceId?: string; transport?: TransportName }): Promise<Registration>;
   /** Inserts a whole `HostData` in one statement per table; users are created as referenced. */
   seed(data: HostData): Promise<void>;
 }

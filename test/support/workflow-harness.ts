@@ -23,7 +23,7 @@ import { createTransports, type Transports } from '../../src/transports/index.js
 import { startTransportHealth, type TransportHealth } from '../../src/worker/transport-health.js';
 import { customSearchAttributes, registrationWorkflowId } from '../../temporal/names.js';
 import { temporal } from '@temporalio/proto';
-import { announceDeleted, announceDrained, announcePending, announceRegistration } from '../../temporal/registrations.js';
+import { announceDeleted, announceDrained, announcePending, announceRegistration } from '../../temporal/registration-workflows.js';
 import { workflowsSourcePath } from '../../temporal/worker.js';
 import type { RegistrationStateView } from '../../workflows/registration-messages.js';
 import { registeredSignal, stateQuery } from '../../workflows/registration-messages.js';
@@ -32,6 +32,7 @@ import { createDeviceKeys, startDistributor, type DistributorMessage, type FakeD
 import { startFakeFcm, type FakeFcm, type FcmRequestRecord } from '../../devstack/stand-ins/fcm.js';
 import { createServiceAccount, startGoogleOAuth, type FakeGoogleOAuth } from '../../devstack/stand-ins/google-oauth.js';
 import './provided.js';
+import type { TransportName } from '../../src/domain.js';
 
 export const minIntervalMs = 15_000;
 export const rewakeAfterMs = 900_000;
@@ -41,7 +42,7 @@ const timerGuardMs = 500;
 export interface Device {
   readonly userId: string;
   readonly deviceId: string;
-  readonly transport: 'fcm' | 'unifiedpush';
+  readonly transport: TransportName;
   /** The UnifiedPush endpoint, or the FCM registration token. */
   readonly endpoint: string;
 }
@@ -229,7 +230,7 @@ export class WorkflowHarness {
    * default (or without, or at a given `endpoint`), or FCM with a fresh token.
    */
   async registerDevice(
-    options: { keys?: boolean; continueAsNewAfterWakes?: number; transport?: 'fcm' | 'unifiedpush'; endpoint?: string } = {},
+    options: { keys?: boolean; continueAsNewAfterWakes?: number; transport?: TransportName; endpoint?: string } = {},
   ): Promise<Device> {
     const userId = String(this.nextUser++);
     const deviceId = `phone-${userId}`;

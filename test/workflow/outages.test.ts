@@ -10,6 +10,7 @@ import { startServer } from '../../simulator/loopback-server.js';
 import { fcmError, type FcmAnswer } from '../../devstack/stand-ins/fcm.js';
 import { maxConsecutiveFailures } from '../../activities/registration.js';
 import { minIntervalMs, rewakeAfterMs, WorkflowHarness, type Device } from '../support/workflow-harness.js';
+import type { TransportName } from '../../src/domain.js';
 
 let h: WorkflowHarness;
 beforeAll(async () => {
@@ -25,7 +26,7 @@ beforeEach(async () => {
 const hour = 3_600_000;
 
 /** Devices that were each woken once (the provider worked), drained, then given a new message. */
-async function devicesWithAMessage(count: number, options: { transport: 'fcm' | 'unifiedpush' }): Promise<Device[]> {
+async function devicesWithAMessage(count: number, options: { transport: TransportName }): Promise<Device[]> {
   const devices: Device[] = [];
   for (let i = 0; i < count; i++) devices.push(await h.registerDevice({ transport: options.transport }));
   for (const device of devices) await h.message(device, 10);

@@ -297,7 +297,7 @@ describe('lifecycle', () => {
       (await import('slonik')).sql.unsafe`
         INSERT INTO push_registrations (user_id, device_id, transport, token) VALUES (${device.userId}, ${device.deviceId}, 'unifiedpush', ${device.endpoint})`,
     );
-    const { announceRegistration } = await import('../../temporal/registrations.js');
+    const { announceRegistration } = await import('../../temporal/registration-workflows.js');
     await announceRegistration(h.client, h.taskQueue, device, 'unifiedpush').catch((error: unknown) => {
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
     });

@@ -1,10 +1,10 @@
 /**
- * Tells registration workflows that they have new pending rows: one signal-with-start per
+ * The bridge's signals: tells registration workflows that they have new pending rows: one signal-with-start per
  * device (a missing workflow is started), a bounded number at a time. The input carries ids
  * and the transport only — never a token, endpoint or key.
  */
 import type { Client } from '@temporalio/client';
-import { announcePending } from '../../temporal/registrations.js';
+import { announcePending } from '../../temporal/registration-workflows.js';
 import { settleAll } from './concurrency.js';
 import { bridgeMetrics } from './metrics.js';
 import type { DeviceToSignal } from './record-events.js';

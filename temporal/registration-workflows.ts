@@ -1,5 +1,7 @@
 /**
- * How the api, the bridge and maintenance talk to registration workflows. Every call is
+ * The Temporal calls that start and signal registration workflows (contract §9): how the api
+ * (src/api/best-effort-announcer.ts), the bridge (src/bridge/signal-pending.ts) and
+ * maintenance talk to them. Every call is
  * idempotent and safe to repeat; PostgreSQL stays the truth and these are hints.
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError, type Client } from '@temporalio/client';
@@ -10,16 +12,11 @@ import {
   registeredSignal,
   stopSignal,
   type RegistrationWorkflowInput,
-  type Transport,
 } from '../workflows/registration-messages.js';
 import { PushDeviceId, PushTransport, PushUserId, registrationWorkflowId, registrationWorkflowType } from './names.js';
+import type { DeviceIdentity, TransportName } from '../src/domain.js';
 
-export interface Device {
-  readonly userId: string;
-  readonly deviceId: string;
-}
-
-function startOptions(taskQueue: string, device: Device, transport: Transport) {
+function startOptions(taskQueue: string, device: DeviceIdentity, transport: TransportName) {
   const args: [RegistrationWorkflowInput] = [{ userId: device.userId, deviceId: device.deviceId, transport }];
   return {
     taskQueue,
@@ -35,7 +32,7 @@ function startOptions(taskQueue: string, device: Device, transport: Transport) {
 }
 
 /** After a `PUT`: start the device's workflow, or tell the running one (new transport). */
-export async function announceRegistration(client: Client, taskQueue: string, device: Device, transport: Transport): Promise<void> {
+export async function announceRegistration(client: Client, taskQueue: string, device: DeviceIdentity, transport: TransportName): Promise<void> {
   await client.workflow.signalWithStart(registrationWorkflowType, {
     ...startOptions(taskQueue, device, transport),
     signal: registeredSignal,
@@ -44,7 +41,7 @@ export async function announceRegistration(client: Client, taskQueue: string, de
 }
 
 /** New pending rows: wake the workflow, starting it if it is missing. */
-export async function announcePending(client: Client, taskQueue: string, device: Device, transport: Transport): Promise<void> {
+export async function announcePending(client: Client, taskQueue: string, device: DeviceIdentity, transport: TransportName): Promise<void> {
   await client.workflow.signalWithStart(registrationWorkflowType, {
     ...startOptions(taskQueue, device, transport),
     signal: pendingSignal,
@@ -56,7 +53,7 @@ export async function announcePending(client: Client, taskQueue: string, device:
  * Maintenance found no running workflow for a registration: start one (a fresh run looks at
  * PostgreSQL once). Returns false when one was running after all (visibility lags a little).
  */
-export async function startIfMissing(client: Client, taskQueue: string, device: Device, transport: Transport): Promise<boolean> {
+export async function startIfMissing(client: Client, taskQueue: string, device: DeviceIdentity, transport: TransportName): Promise<boolean> {
   try {
     await client.workflow.start(registrationWorkflowType, startOptions(taskQueue, device, transport));
     return true;
@@ -67,16 +64,16 @@ export async function startIfMissing(client: Client, taskQueue: string, device: 
 }
 
 /** After a drain committed. A missing workflow has nothing to learn from it. */
-export async function announceDrained(client: Client, device: Device): Promise<void> {
+export async function announceDrained(client: Client, device: DeviceIdentity): Promise<void> {
   await signalIfRunning(client, device, drainedSignal);
 }
 
 /** After the registration was deleted: the workflow checks and ends. */
-export async function announceDeleted(client: Client, device: Device): Promise<void> {
+export async function announceDeleted(client: Client, device: DeviceIdentity): Promise<void> {
   await signalIfRunning(client, device, stopSignal);
 }
 
-async function signalIfRunning(client: Client, device: Device, signal: SignalDefinition<[]>): Promise<void> {
+async function signalIfRunning(client: Client, device: DeviceIdentity, signal: SignalDefinition<[]>): Promise<void> {
   try {
     await client.workflow.getHandle(registrationWorkflowId(device.userId, device.deviceId)).signal(signal);
   } catch (error) {
