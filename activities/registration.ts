@@ -18,6 +18,7 @@ import type { RegistrationForSend, WakeOutcome, WakeSender } from '../src/transp
 import { budgetReadyAt } from '../workflows/fcm-budget.js';
 import { fcmWakesHeldBack, prunes, rateLimitBackoffs, wakes } from './metrics.js';
 import { transportNameSchema, type TransportName, type WakePriority } from '../src/domain.js';
+import { errorSummary } from '../src/error-summary.js';
 
 /** Consecutive counted failures after which a registration is pruned (design §2). */
 export const maxConsecutiveFailures = 10;
@@ -241,7 +242,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
       return await sendWakeUnguarded(input);
     } catch (error) {
       if (error instanceof ApplicationFailure) throw error;
-      log.warn({ registrationId: input.registrationId, error: error instanceof Error ? error.name : 'unknown' }, 'send activity failed unexpectedly');
+      log.warn({ registrationId: input.registrationId, err: errorSummary(error) }, 'send activity failed unexpectedly');
       throw ApplicationFailure.create({ type: 'SendActivityError', message: `send failed: ${error instanceof Error ? error.name : 'unknown error'}` });
     }
   }
@@ -334,7 +335,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
         UPDATE push_registrations SET failures = 0, backoff_count = 0, backoff_until = NULL, backoff_reason = NULL, backoff_origin = NULL
         WHERE id = ${registration.id} AND token = ${registration.token} AND (failures <> 0 OR backoff_count <> 0)`);
     } catch (error) {
-      log.warn({ ...ids, error: error instanceof Error ? error.name : 'unknown' }, 'wake delivered; could not reset the failure count (the next delivery will)');
+      log.warn({ ...ids, err: errorSummary(error) }, 'wake delivered; could not reset the failure count (the next delivery will)');
     }
   }
 

@@ -8,7 +8,7 @@ import type { Logger } from '../log.js';
 import type { TemporalHandle } from '../../temporal/client.js';
 import { announceDeleted, announceDrained, announceRegistration } from '../../temporal/registration-workflows.js';
 import type { DeviceIdentity, TransportName } from '../domain.js';
-import { errorSummary } from './error-summary.js';
+import { errorSummary } from '../error-summary.js';
 import { temporalAnnounceFailures } from './metrics.js';
 import { withTimeout } from '../with-timeout.js';
 
@@ -26,7 +26,7 @@ export function createAnnouncer(temporal: TemporalHandle, taskQueue: string, log
       await withTimeout(temporal.withDeadline(deadlineMs, call), deadlineMs, 'Temporal did not answer');
     } catch (error) {
       temporalAnnounceFailures.inc({ announcement });
-      log.warn({ userId: device.userId, deviceId: device.deviceId, announcement, error: errorSummary(error) }, 'could not tell Temporal; the change is committed and will be picked up later');
+      log.warn({ userId: device.userId, deviceId: device.deviceId, announcement, err: errorSummary(error) }, 'could not tell Temporal; the change is committed and will be picked up later');
     }
   };
   return {

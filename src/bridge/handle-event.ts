@@ -20,6 +20,7 @@ import { parseMessageEvent, type MessageEvent } from './event.js';
 import { createKeyedBatcher } from './keyed-batcher.js';
 import { bridgeMetrics, type EventOutcome } from './metrics.js';
 import { recordChannelEvents, type EventRecord } from './record-events.js';
+import { errorSummary } from '../error-summary.js';
 
 export interface RetryPolicy {
   /** Delay before the first redelivery of a failed event; doubles with each further one. */
@@ -97,9 +98,4 @@ async function recordAndSignal(deps: EventHandlerDeps, channelId: string, events
   await announceToDevices(deps.announce, recorded.toSignal);
   deps.log.debug({ channelId, messageIds: events.map((e) => e.messageId), records: recorded.records, signalled: recorded.toSignal.length }, 'MESSAGE_CREATE events recorded');
   return recorded.records;
-}
-
-/** Name and message only: no stack of query parameters, no payloads. */
-function errorSummary(error: unknown): { type: string; message: string } {
-  return error instanceof Error ? { type: error.name, message: error.message } : { type: typeof error, message: String(error) };
 }

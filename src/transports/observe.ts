@@ -8,6 +8,7 @@
 import type { Logger } from '../log.js';
 import { sendDuration, sendsTotal } from './metrics.js';
 import type { SendOutcome, PushSender } from './types.js';
+import { errorSummary } from '../error-summary.js';
 
 export function observe(transport: PushSender, log: Logger): PushSender {
   return {
@@ -18,7 +19,7 @@ export function observe(transport: PushSender, log: Logger): PushSender {
       try {
         outcome = await transport.send(registration, priority);
       } catch (error) {
-        log.error({ registrationId: registration.id, transport: transport.name, error: errorShape(error) }, 'transport failed unexpectedly');
+        log.error({ registrationId: registration.id, transport: transport.name, err: errorSummary(error, { message: false }) }, 'transport failed unexpectedly');
         outcome = { kind: 'transient', reason: 'internal error', blame: 'internal' };
       }
       stopTimer();
@@ -28,10 +29,4 @@ export function observe(transport: PushSender, log: Logger): PushSender {
       return outcome;
     },
   };
-}
-
-/** The error's class and stack frames — not its message, which may carry a URL or token. */
-function errorShape(error: unknown): { name: string; frames?: string } {
-  if (!(error instanceof Error)) return { name: typeof error };
-  return { name: error.name, frames: error.stack?.split('\n').slice(1, 8).join('\n') };
 }

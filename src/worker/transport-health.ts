@@ -23,6 +23,7 @@ import type { Logger } from '../log.js';
 import type { OriginKey, OriginSummary } from '../transports/outage-detector.js';
 import type { Transports } from '../transports/index.js';
 import { transportNameSchema } from '../domain.js';
+import { errorSummary } from '../error-summary.js';
 
 export interface TransportHealthOptions {
   readonly pool: DatabasePool;
@@ -157,20 +158,20 @@ export function startTransportHealth(options: TransportHealthOptions): Transport
     try {
       await share(now);
     } catch (error) {
-      log.warn({ error: error instanceof Error ? error.name : 'unknown' }, 'could not share the outage window with the other workers');
+      log.warn({ err: errorSummary(error) }, 'could not share the outage window with the other workers');
     }
     for (const key of [...ended]) {
       try {
         await recover(key);
         ended.delete(key);
       } catch (error) {
-        log.warn({ outage: key, error: error instanceof Error ? error.name : 'unknown' }, 'could not wake the devices held back by an outage (next round)');
+        log.warn({ outage: key, err: errorSummary(error) }, 'could not wake the devices held back by an outage (next round)');
       }
     }
     for (const key of detector.outages()) {
       if (now - (lastProbe.get(key) ?? -Infinity) < probeEveryMs) continue;
       lastProbe.set(key, now);
-      await probe(key).catch((error: unknown) => log.warn({ outage: key, error: error instanceof Error ? error.name : 'unknown' }, 'could not start a probe'));
+      await probe(key).catch((error: unknown) => log.warn({ outage: key, err: errorSummary(error) }, 'could not start a probe'));
     }
     for (const key of lastProbe.keys()) if (!detector.inOutage(key)) lastProbe.delete(key);
   }

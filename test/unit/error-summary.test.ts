@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SchemaValidationError } from 'slonik';
 import { sql } from 'slonik';
-import { errorSummary } from '../../../src/api/error-summary.js';
+import { errorSummary } from '../../src/error-summary.js';
 
 describe('errorSummary', () => {
   it("keeps names and messages but never a query's bound values, row or PostgreSQL's detail", () => {
@@ -22,6 +22,13 @@ describe('errorSummary', () => {
       name: 'SchemaValidationError',
       cause: { message: cause.message, code: '23514', constraint: 'push_registrations_keys_together', table: 'push_registrations' },
     });
+  });
+
+  it('leaves every message out when asked (a transport error may quote the endpoint)', () => {
+    const error = new Error('cannot post to https://ntfy.example/up/very-secret-topic', { cause: new Error('https://ntfy.example/up/very-secret-topic refused') });
+    const summary = errorSummary(error, { message: false });
+    expect(JSON.stringify(summary)).not.toContain('very-secret-topic');
+    expect(summary).toMatchObject({ name: 'Error', cause: { name: 'Error' } });
   });
 
   it('describes what is not an Error by its type only', () => {
