@@ -87,15 +87,14 @@ export const deliveryControlPatch = 'delivery-control';
 
 export async function registrationWorkflow(input: RegistrationWorkflowInput): Promise<RegistrationWorkflowResult> {
   const { userId, deviceId } = input;
-  const state = new DeviceState(input.transport, input.carried);
-  state.deliveryControl = patched(deliveryControlPatch);
+  const state = new DeviceState(input.transport, input.carried, { deliveryControl: patched(deliveryControlPatch) });
   const [claimProxy, sendProxy] = input.activityKind === 'regular' ? [remote, remoteSend] : [local, localSend];
 
   setHandler(pendingSignal, () => state.onPending());
   setHandler(drainedSignal, () => state.onDrained());
   setHandler(stopSignal, () => state.onStop());
   setHandler(registeredSignal, ({ transport }) => {
-    setTransport(state, transport);
+    showTransport(transport);
     state.onRegistered(transport);
   });
   setHandler(stateQuery, () => state.view(userId, deviceId, Date.now()));
@@ -109,9 +108,7 @@ export async function registrationWorkflow(input: RegistrationWorkflowInput): Pr
     const next = state.nextCheck(Date.now());
     if (!(await waitUntilDue(state, input, next))) continue;
 
-    state.existenceCheckRequested = false;
-    state.checkRequested = false;
-    state.registeredSinceLastClaim = false;
+    state.onClaimStarted();
     const now = Date.now();
     const claim: ClaimResult = await claimProxy.claimWake({ userId, deviceId, now, ...(state.wokenAt === undefined ? {} : { wokenAt: state.wokenAt }) });
     if (claim.status === 'gone') {
@@ -119,9 +116,8 @@ export async function registrationWorkflow(input: RegistrationWorkflowInput): Pr
       await condition(allHandlersFinished);
       return { ended: 'registration-deleted', wakesThisRun: state.wakesThisRun };
     }
-    state.intervals = claim.intervals;
-    state.control = claim.control;
-    setTransport(state, claim.transport);
+    state.onClaimAnswered(claim);
+    showTransport(claim.transport);
     if (claim.status === 'not-claimed') {
       // A claim this workflow made in a task lost with its worker: its wake may never have
       // been sent. Send it now (at least once) rather than leave the device without a wake
@@ -169,9 +165,9 @@ function shouldContinueAsNew(state: DeviceState, input: RegistrationWorkflowInpu
   return workflowInfo().continueAsNewSuggested || state.wakesThisRun >= (input.continueAsNewAfterWakes ?? defaultContinueAsNewAfterWakes);
 }
 
-function setTransport(state: DeviceState, transport: TransportName): void {
+/** The `PushTransport` search attribute follows the registration's transport. */
+function showTransport(transport: TransportName): void {
   if (workflowInfo().typedSearchAttributes.get(PushTransport) !== transport) {
     upsertSearchAttributes([{ key: PushTransport, value: transport }]);
   }
-  state.transport = transport;
 }
