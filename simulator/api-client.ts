@@ -2,7 +2,11 @@
  * The device API as the Android app calls it (design §7): every call carries the device's
  * JWT, and the device is the token's. Errors keep the contract's `{error, message}`.
  */
+import type { DrainItem } from '../src/api/drain.js';
 import type { TransportName } from '../src/domain.js';
+
+/** One drained channel (contract §6), as the api answers it. */
+export type { DrainItem };
 
 export interface RegistrationBody {
   readonly transport: TransportName;
@@ -18,16 +22,6 @@ export interface RegistrationJson {
   readonly encrypted?: boolean;
 }
 
-/** One drained channel (contract §6). */
-export interface DrainItem {
-  readonly channel_id: string;
-  readonly server_id: string | null;
-  readonly is_dm: boolean;
-  readonly message_count: number;
-  readonly first_message_id: string;
-  readonly first_at: string;
-  readonly last_message_id: string;
-}
 
 export interface PushConfig {
   readonly fcm: boolean;

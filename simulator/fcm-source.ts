@@ -7,16 +7,8 @@
 import { wakePayload } from '../src/transports/types.js';
 import { WakeQueue } from './wake-queue.js';
 import type { ReceivedWake, WakeSource } from './wake-source.js';
+import type { InboxWake } from '../devstack/stand-ins/fcm-inbox.js';
 
-interface InboxWake {
-  readonly seq: number;
-  readonly at: string;
-  readonly priority: 'HIGH' | 'NORMAL';
-  readonly collapse_key: string;
-  readonly ttl: string;
-  readonly data: Readonly<Record<string, string>>;
-  readonly request_bytes: number;
-}
 
 export async function fcmSource(standInUrl: string): Promise<WakeSource> {
   const base = standInUrl.replace(/\/+$/, '');
