@@ -1,12 +1,12 @@
 /**
- * Wraps a transport with what every send needs the same way: a metric per outcome, the
- * latency histogram, one debug line per send — naming the registration id, never its token,
+ * Wraps a transport with what every send needs the same way: the latency histogram (the
+ * send activity counts each wake, by outcome: push_wakes_total), one debug line per send — naming the registration id, never its token,
  * endpoint or keys — and a net under bugs: `send` never throws, an unexpected error
  * becomes a transient outcome (blamed on us: it never counts against the device) and an
  * error log without its message, which could quote a URL.
  */
 import type { Logger } from '../log.js';
-import { sendDuration, sendsTotal } from './metrics.js';
+import { sendDuration } from './metrics.js';
 import type { SendOutcome, PushSender } from './types.js';
 import { errorSummary } from '../error-summary.js';
 
@@ -23,7 +23,6 @@ export function observe(transport: PushSender, log: Logger): PushSender {
         outcome = { kind: 'transient', reason: 'internal error', blame: 'internal' };
       }
       stopTimer();
-      sendsTotal.inc({ transport: transport.name, outcome: outcome.kind });
       // Debug only: the send activity logs each outcome with the device's ids at its level.
       log.debug({ registrationId: registration.id, transport: transport.name, priority, outcome }, 'transport send finished');
       return outcome;

@@ -10,6 +10,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { wakes } from '../../activities/metrics.js';
 import { createRegistrationActivities, maxConsecutiveFailures, misconfiguredRetryMs } from '../../activities/registration.js';
 import { upsertRegistration } from '../../src/api/registration-store.js';
 import { createDatabasePool } from '../../src/db/pool.js';
@@ -176,5 +177,17 @@ describe('re-registration and the back-off', () => {
     expect(await state(device.id)).toMatchObject({ backoff_until: new Date(t0 + 60_000), backoff_count: 1, fcm_budget_tat: new Date(t0 + 180_000) });
     await upsertRegistration(db.pool, identity, { transport: 'fcm', token: 'a-rotated-token' });
     expect(await state(device.id)).toMatchObject({ backoff_until: null, backoff_count: 0, backoff_reason: null, fcm_budget_tat: new Date(t0 + 180_000) });
+  });
+});
+
+describe('counting a wake', () => {
+  it('counts each wake once, by transport, priority and outcome (push_wakes_total)', async () => {
+    const device = await claimed('unifiedpush');
+    const count = async (outcome: string) =>
+      (await wakes.get()).values.find((v) => v.labels.transport === 'unifiedpush' && v.labels.priority === 'high' && v.labels.outcome === outcome)?.value ?? 0;
+    const before = await count('dead');
+    const { sendWake } = activitiesWith(db.pool, async () => ({ kind: 'dead', reason: 'UnifiedPush 404: endpoint gone' }));
+    await sendWake({ registrationId: device.id, userId: '1', deviceId: device.deviceId, priority: 'high', now: t0 + 1_000 });
+    expect(await count('dead')).toBe(before + 1);
   });
 });

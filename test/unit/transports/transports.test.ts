@@ -8,7 +8,6 @@ import { vapidPrivateKey } from '../../support/vapid-key.js';
 import { createECDH } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTransports } from '../../../src/transports/index.js';
-import { sendsTotal } from '../../../src/transports/metrics.js';
 import { observe } from '../../../src/transports/observe.js';
 import type { RegistrationForSend, SendOutcome } from '../../../src/transports/types.js';
 import { createDeviceKeys, startDistributor } from '../../../simulator/distributor.js';
@@ -20,10 +19,6 @@ const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
-
-async function sendsCounted(transport: string, outcome: string): Promise<number> {
-  return (await sendsTotal.get()).values.find((v) => v.labels.transport === transport && v.labels.outcome === outcome)?.value ?? 0;
-}
 
 describe('createTransports', () => {
   it('without FCM credentials logs "FCM disabled" once, answers config-error for FCM, and UnifiedPush still works', async () => {
@@ -54,13 +49,6 @@ describe('createTransports', () => {
     expect(captured.messages()).not.toContain('FCM disabled');
   });
 
-  it('counts sends by transport and outcome', async () => {
-    const transports = createTransports(workerConfig(), captureLog().log);
-    cleanups.push(() => transports.close());
-    const before = await sendsCounted('unifiedpush', 'dead');
-    await transports.unifiedpush.send(upRegistration('not a url'), 'high');
-    expect(await sendsCounted('unifiedpush', 'dead')).toBe(before + 1);
-  });
 
   it('turns an unexpected exception into a transient outcome, logging no message', async () => {
     const captured = captureLog();
