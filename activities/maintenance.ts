@@ -177,7 +177,9 @@ export function createMaintenanceActivities(deps: MaintenanceActivityDeps) {
         FROM (SELECT max(id)::text AS last, count(*)::int AS scanned FROM win) w
         LEFT JOIN stranded s ON true`);
       const stranded = rows.flatMap((r) =>
-        r.user_id === null || r.device_id === null || r.transport === null ? [] : [{ userId: r.user_id, deviceId: r.device_id, transport: r.transport }],
+        r.user_id === null || r.device_id === null || r.transport === null
+          ? []
+          : [{ userId: r.user_id, deviceId: r.device_id, transport: r.transport }],
       );
       const failed = await forEachBounded(stranded, (d) => announcePending(deps.temporal, deps.taskQueue, d, d.transport));
       if (failed > 0) throw new Error(`could not signal ${failed} of ${stranded.length} stranded registrations`);
@@ -228,7 +230,13 @@ export function createMaintenanceActivities(deps: MaintenanceActivityDeps) {
         });
         const orphans = await pool.any(sql.type(z.object({ user_id: z.string(), device_id: z.string() }))`
           SELECT w.user_id::text AS user_id, w.device_id
-          FROM unnest(${sql.array(parsed.map((d) => d.userId), 'int8')}, ${sql.array(parsed.map((d) => d.deviceId), 'text')}) AS w(user_id, device_id)
+          FROM unnest(${sql.array(
+            parsed.map((d) => d.userId),
+            'int8',
+          )}, ${sql.array(
+            parsed.map((d) => d.deviceId),
+            'text',
+          )}) AS w(user_id, device_id)
           WHERE NOT EXISTS (SELECT 1 FROM push_registrations r WHERE r.user_id = w.user_id AND r.device_id = w.device_id)`);
         const devices = orphans.map(device);
         const failed = await forEachBounded(devices, (d) => announceDeleted(deps.temporal, d));
@@ -259,7 +267,8 @@ export function createMaintenanceActivities(deps: MaintenanceActivityDeps) {
         WHERE id > ${after === '' ? '0' : after}::int8 ORDER BY id LIMIT ${input.windowSize}`);
       const running = new Set<string>();
       const users = [...new Set(rows.map((r) => r.user_id))];
-      for await (const w of listRunningRegistrations(deps.temporal, { taskQueue: deps.taskQueue, userIds: users, pageSize: 1_000 })) running.add(w.workflowId);
+      for await (const w of listRunningRegistrations(deps.temporal, { taskQueue: deps.taskQueue, userIds: users, pageSize: 1_000 }))
+        running.add(w.workflowId);
       const missing = rows.filter((r) => !running.has(registrationWorkflowId(r.user_id, r.device_id)));
       let startedHere = 0;
       const failed = await forEachBounded(missing, async (r) => {
@@ -281,7 +290,7 @@ export function createMaintenanceActivities(deps: MaintenanceActivityDeps) {
     // The rows are gone whatever happens next; a workflow that misses its stop signal is
     // found by the orphan scan, so a failed signal is logged, not retried.
     const failed = await forEachBounded(devices, (d) => announceDeleted(deps.temporal, d));
-    if (failed > 0) log.warn({ failed, reason }, 'could not tell some pruned registrations\' workflows to end');
+    if (failed > 0) log.warn({ failed, reason }, "could not tell some pruned registrations' workflows to end");
   }
 
   return { pruneWithoutSession, pruneStale, pruneUntouchedPending, pruneProcessedEvents, healStranded, endOrphanWorkflows, startMissingWorkflows };

@@ -200,9 +200,16 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
     if (row === null) return { status: 'gone' };
     const priority: WakePriority = row.dm_pending ? 'high' : 'normal';
     const control = deliveryControl(row, input.now);
-    const common = { registrationId: row.id, priority, transport: row.transport, intervals: coalescing, ...(control === undefined ? {} : { control }) };
+    const common = {
+      registrationId: row.id,
+      priority,
+      transport: row.transport,
+      intervals: coalescing,
+      ...(control === undefined ? {} : { control }),
+    };
     if (row.claimed) return { status: 'claimed', ...common };
-    const heldBack = row.has_pending && row.interval_over && row.rewake_free ? (!row.backoff_over ? 'backoff' : !row.budget_ok ? 'budget' : undefined) : undefined;
+    const heldBack =
+      row.has_pending && row.interval_over && row.rewake_free ? (!row.backoff_over ? 'backoff' : !row.budget_ok ? 'budget' : undefined) : undefined;
     if (heldBack === 'budget') fcmWakesHeldBack.inc({ priority });
     return {
       status: 'not-claimed',
@@ -244,7 +251,10 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
     } catch (error) {
       if (error instanceof ApplicationFailure) throw error;
       log.warn({ registrationId: input.registrationId, err: errorSummary(error) }, 'send activity failed unexpectedly');
-      throw ApplicationFailure.create({ type: 'SendActivityError', message: `send failed: ${error instanceof Error ? error.name : 'unknown error'}` });
+      throw ApplicationFailure.create({
+        type: 'SendActivityError',
+        message: `send failed: ${error instanceof Error ? error.name : 'unknown error'}`,
+      });
     }
   }
 
@@ -310,7 +320,10 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
       return { outcome: 'dead', reason: `${failures} consecutive failures of the endpoint (last: ${outcome.reason})` };
     }
     const level = outcome.cause === 'outage' ? 'debug' : 'info';
-    log[level]({ ...ids, cause: outcome.cause, counted: outcome.counts, failures, reason: outcome.reason, until: new Date(until).toISOString() }, 'wake not delivered; backing off');
+    log[level](
+      { ...ids, cause: outcome.cause, counted: outcome.counts, failures, reason: outcome.reason, until: new Date(until).toISOString() },
+      'wake not delivered; backing off',
+    );
     return { outcome: 'deferred', reason: outcome.reason, until };
   }
 
@@ -324,9 +337,16 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
     const last = configErrorLogged.get(reason) ?? -Infinity;
     if (Date.now() - last >= 60_000) {
       configErrorLogged.set(reason, Date.now());
-      log.error({ ...ids, alert: 'transport-misconfigured', reason }, 'wake not sent: configuration problem on our side (retried every few minutes until fixed)');
+      log.error(
+        { ...ids, alert: 'transport-misconfigured', reason },
+        'wake not sent: configuration problem on our side (retried every few minutes until fixed)',
+      );
     }
-    throw ApplicationFailure.create({ type: 'TransportMisconfigured', message: `wake not sent, configuration problem on our side: ${reason}`, nextRetryDelay: misconfiguredRetryMs });
+    throw ApplicationFailure.create({
+      type: 'TransportMisconfigured',
+      message: `wake not sent, configuration problem on our side: ${reason}`,
+      nextRetryDelay: misconfiguredRetryMs,
+    });
   }
 
   /** After a delivery: failures and back-off start again. Best effort; a miss is reset by the next delivery. */

@@ -24,11 +24,7 @@ export interface ListOptions {
 
 export async function* listRunningRegistrations(client: Client, options: ListOptions): AsyncGenerator<ListedWorkflow> {
   if (options.userIds !== undefined && options.userIds.length === 0) return;
-  const clauses = [
-    `WorkflowType = ${quote(registrationWorkflowType)}`,
-    `TaskQueue = ${quote(options.taskQueue)}`,
-    `ExecutionStatus = 'Running'`,
-  ];
+  const clauses = [`WorkflowType = ${quote(registrationWorkflowType)}`, `TaskQueue = ${quote(options.taskQueue)}`, `ExecutionStatus = 'Running'`];
   if (options.startedAtOrBefore) clauses.push(`StartTime <= ${quote(options.startedAtOrBefore)}`);
   if (options.userIds !== undefined) clauses.push(`PushUserId IN (${options.userIds.map(quote).join(', ')})`);
   for await (const info of client.workflow.list({ query: clauses.join(' AND '), pageSize: options.pageSize })) {

@@ -73,7 +73,17 @@ const liveTrafficWithMemory: Measure = async (stack, report, settings, tap) => {
   }
 };
 
-const docsOrder: readonly MeasurementName[] = ['fan-out', 'live-traffic', 'bridge-sql', 'drain-api', 'worker-memory', 'fcm-budget', 'claim', 'wake-path', 'sweep'];
+const docsOrder: readonly MeasurementName[] = [
+  'fan-out',
+  'live-traffic',
+  'bridge-sql',
+  'drain-api',
+  'worker-memory',
+  'fcm-budget',
+  'claim',
+  'wake-path',
+  'sweep',
+];
 
 async function main(): Promise<void> {
   const settings = loadBenchSettings();
@@ -86,10 +96,11 @@ async function main(): Promise<void> {
   let environment: Environment | undefined;
   let stopping: Promise<void> | undefined;
   let interrupted = false;
-  const stopAll = () => (stopping ??= (async () => {
-    await tap?.distributor.close().catch(() => undefined);
-    await stopBenchStack(stack);
-  })());
+  const stopAll = () =>
+    (stopping ??= (async () => {
+      await tap?.distributor.close().catch(() => undefined);
+      await stopBenchStack(stack);
+    })());
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
       interrupted = true;
@@ -125,7 +136,9 @@ async function main(): Promise<void> {
   if (interrupted) return; // the signal handler exits; an interrupted run writes nothing
   const finishedAt = new Date();
   report.write({ startedAt, finishedAt, environment, settings, order: docsOrder, loadAverage: { start: loadAtStart, end: os.loadavg()[0]! } });
-  process.stdout.write(`\nbench: done in ${((finishedAt.getTime() - startedAt.getTime()) / 60_000).toFixed(1)} min; wrote bench/results/latest.json and docs/benchmarks.md\n`);
+  process.stdout.write(
+    `\nbench: done in ${((finishedAt.getTime() - startedAt.getTime()) / 60_000).toFixed(1)} min; wrote bench/results/latest.json and docs/benchmarks.md\n`,
+  );
   const failed = report.sections.filter((s) => s.error !== undefined).length;
   if (failed > 0) throw new Error(`${failed} measurement(s) failed (recorded in the report)`);
 }

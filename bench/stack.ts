@@ -55,7 +55,12 @@ export interface BenchStack {
   /** The JWT secret of this stack's api (devices' tokens are signed with it). */
   readonly jwtSecret: string;
   /** Starts the product's processes on `taskQueue`; resolves when each is ready. */
-  startApps(options: { readonly label: string; readonly taskQueue: string; readonly apps: readonly AppName[]; readonly sdkMetrics?: boolean }): Promise<RunningApps>;
+  startApps(options: {
+    readonly label: string;
+    readonly taskQueue: string;
+    readonly apps: readonly AppName[];
+    readonly sdkMetrics?: boolean;
+  }): Promise<RunningApps>;
 }
 
 export interface RunningApps {
@@ -132,7 +137,13 @@ export async function startBenchStack(): Promise<BenchStack> {
       };
       const env = appEnv(taskQueue, sdkMetrics, appPorts);
       for (const [app, name] of names) {
-        startDaemon(benchDir, { name, command: process.execPath, args: [path.join(projectRoot, 'dist', 'src', 'bin', `${app}.js`)], env, cwd: projectRoot });
+        startDaemon(benchDir, {
+          name,
+          command: process.execPath,
+          args: [path.join(projectRoot, 'dist', 'src', 'bin', `${app}.js`)],
+          env,
+          cwd: projectRoot,
+        });
       }
       try {
         for (const [app, name] of names) {
@@ -195,7 +206,9 @@ export interface Environment {
 
 export async function describeEnvironment(stack: BenchStack): Promise<Environment> {
   const firstLine = async (program: string, args: string[]) => (await run(program, args)).stdout.split('\n')[0]!.trim();
-  const sdk = (JSON.parse(readFileSync(path.join(projectRoot, 'node_modules', '@temporalio', 'worker', 'package.json'), 'utf8')) as { version: string }).version;
+  const sdk = (
+    JSON.parse(readFileSync(path.join(projectRoot, 'node_modules', '@temporalio', 'worker', 'package.json'), 'utf8')) as { version: string }
+  ).version;
   const postgres = await stack.pool.oneFirst(sql.type(z.object({ server_version: z.string() }))`SHOW server_version`);
   return {
     cores: os.cpus().length,

@@ -28,7 +28,7 @@ function printSummary(config: DevStackConfig, info: StackInfo): void {
       `  environment      . ${path.relative(projectRoot, path.join(config.dir, 'env'))}`,
       `  logs             ${logs}/{api,worker,bridge,${fcmStandIn},temporal,nats-server}.log`,
       '',
-      'In force (yours: set in the environment of make; the rest: the stack\'s defaults):',
+      "In force (yours: set in the environment of make; the rest: the stack's defaults):",
       ...describeStackEnvironment(info.environment).map((line) => `  ${line}`),
       '',
     ].join('\n') + '\n',

@@ -18,7 +18,7 @@ export async function runDemo(info: StackInfo): Promise<void> {
   // The stack's environment as the processes read it (secrets may be files, Temporal may want TLS).
   const api = loadConfig('api', info.env);
   if (api.jwt.key.kind !== 'secret') {
-    write('\nNo demonstration: it signs its phones\' tokens with JWT_SECRET, and the JWT key in force is a public key.');
+    write("\nNo demonstration: it signs its phones' tokens with JWT_SECRET, and the JWT key in force is a public key.");
     return;
   }
   const jwtSecret = new TextDecoder().decode(api.jwt.key.key);

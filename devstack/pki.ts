@@ -66,8 +66,15 @@ export async function createCertificateAuthority(dir: string, name: string): Pro
     caPem,
     async issue(leafName, options) {
       const leafKeys = (await webcrypto.subtle.generateKey(algorithm, true, ['sign', 'verify'])) as KeyPair;
-      const usages = { server: [x509.ExtendedKeyUsage.serverAuth], client: [x509.ExtendedKeyUsage.clientAuth], both: [x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth] }[options.usage];
-      const names = [...(options.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })), ...(options.ips ?? []).map((value) => ({ type: 'ip' as const, value }))];
+      const usages = {
+        server: [x509.ExtendedKeyUsage.serverAuth],
+        client: [x509.ExtendedKeyUsage.clientAuth],
+        both: [x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth],
+      }[options.usage];
+      const names = [
+        ...(options.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })),
+        ...(options.ips ?? []).map((value) => ({ type: 'ip' as const, value })),
+      ];
       const leaf = await x509.X509CertificateGenerator.create({
         subject: `CN=${leafName}`,
         issuer: ca.subject,
@@ -103,6 +110,8 @@ function validity(): { notBefore: Date; notAfter: Date } {
 }
 
 function pemKey(der: ArrayBuffer): string {
-  const base64 = Buffer.from(der).toString('base64').replace(/(.{64})/g, '$1\n');
+  const base64 = Buffer.from(der)
+    .toString('base64')
+    .replace(/(.{64})/g, '$1\n');
   return `-----BEGIN PRIVATE KEY-----\n${base64}${base64.endsWith('\n') ? '' : '\n'}-----END PRIVATE KEY-----\n`;
 }

@@ -15,7 +15,8 @@ async function main(): Promise<void> {
     options: { nats: { type: 'string', default: 'nats://127.0.0.1:54222' }, channel: { type: 'string' }, author: { type: 'string' } },
   });
   const snowflake = /^[1-9]\d{0,18}$/;
-  if (!snowflake.test(values.channel ?? '') || !snowflake.test(values.author ?? '')) throw new Error('usage: say --nats URL --channel ID --author ID [TEXT]');
+  if (!snowflake.test(values.channel ?? '') || !snowflake.test(values.author ?? ''))
+    throw new Error('usage: say --nats URL --channel ID --author ID [TEXT]');
   const id = (BigInt(Date.now()) * 1_000_000n + BigInt(randomInt(0, 999_999))).toString();
   const event = { id, channel_id: values.channel, author_id: values.author, created_at: new Date().toISOString() };
   const nc = await connect({ servers: values.nats });
@@ -25,7 +26,9 @@ async function main(): Promise<void> {
     await nc.drain();
   }
   const text = positionals.join(' ');
-  process.stdout.write(`published message ${id} in channel ${values.channel}${text === '' ? '' : ` (its text "${text}" stays with you: events carry ids only)`}\n`);
+  process.stdout.write(
+    `published message ${id} in channel ${values.channel}${text === '' ? '' : ` (its text "${text}" stays with you: events carry ids only)`}\n`,
+  );
 }
 
 main().catch((error: unknown) => {

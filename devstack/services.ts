@@ -56,7 +56,14 @@ export async function startBackingServices(options: {
           uiUrl: ports.temporalUi === undefined ? undefined : `http://127.0.0.1:${ports.temporalUi}`,
         })),
   ]);
-  return { postgres, natsUrl, temporalAddress: temporal.address, temporalUiUrl: temporal.uiUrl, temporalEnv: temporal.env, temporalConnection: temporal.connection };
+  return {
+    postgres,
+    natsUrl,
+    temporalAddress: temporal.address,
+    temporalUiUrl: temporal.uiUrl,
+    temporalEnv: temporal.env,
+    temporalConnection: temporal.connection,
+  };
 }
 
 /** The real server keeps its state in the stack's PostgreSQL; it has no Web UI of its own. */
@@ -77,7 +84,8 @@ async function startRealTemporal(dir: string, ports: ServicePorts) {
 export async function stopEverything(dir: string, pgBin: string): Promise<string[]> {
   const services = [temporalDaemon, temporalServerDaemon, natsDaemon];
   const apps = daemonNames(dir).filter((name) => !services.includes(name));
-  const stopAll = async (names: readonly string[]) => (await Promise.all(names.map(async (name) => ((await stopDaemon(dir, name)) ? name : undefined)))).filter((n) => n !== undefined);
+  const stopAll = async (names: readonly string[]) =>
+    (await Promise.all(names.map(async (name) => ((await stopDaemon(dir, name)) ? name : undefined)))).filter((n) => n !== undefined);
   const stopped = await stopAll(apps);
   stopped.push(...(await stopAll(services)));
   await stopPostgres(pgBin, dir);

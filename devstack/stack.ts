@@ -162,7 +162,13 @@ async function startFcmStandIn(config: DevStackConfig, url: string): Promise<voi
   startDaemon(config.dir, {
     name: fcmStandIn,
     command: process.execPath,
-    args: [path.join(projectRoot, 'dist-tools', 'devstack', 'stand-ins', 'main.js'), '--port', String(config.ports.fcm), '--key-file', path.join(config.dir, 'fcm-service-account.json')],
+    args: [
+      path.join(projectRoot, 'dist-tools', 'devstack', 'stand-ins', 'main.js'),
+      '--port',
+      String(config.ports.fcm),
+      '--key-file',
+      path.join(config.dir, 'fcm-service-account.json'),
+    ],
     cwd: projectRoot,
   });
   const answers = async () => (await fetch(`${url}/_device/wakes`, { method: 'GET' }).catch(() => undefined))?.status === 405;

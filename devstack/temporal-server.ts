@@ -80,7 +80,11 @@ export async function startTemporalServer(options: TemporalServerOptions): Promi
     },
   };
   const namespace = options.namespace ?? 'default';
-  await waitFor(`Temporal server on ${address} (log: ${path.join(options.dir, 'logs', `${temporalServerDaemon}.log`)})`, () => registerNamespace(access, namespace), 120_000);
+  await waitFor(
+    `Temporal server on ${address} (log: ${path.join(options.dir, 'logs', `${temporalServerDaemon}.log`)})`,
+    () => registerNamespace(access, namespace),
+    120_000,
+  );
   return access;
 }
 

@@ -33,7 +33,8 @@ export function findTemporalServer(): TemporalServerBinaries {
   if (version === undefined) throw new Error('tools/go-tools.txt names no temporal-server version');
   const moduleCache = execFileSync('go', ['env', 'GOMODCACHE'], { encoding: 'utf8' }).trim();
   const schemaDir = path.join(moduleCache, `go.temporal.io/server@${version}`, 'schema', 'postgresql', 'v12');
-  if (!existsSync(schemaDir)) throw new Error(`${schemaDir} not found: run tools/go-tools.sh (make test does), which fetches the Temporal server module`);
+  if (!existsSync(schemaDir))
+    throw new Error(`${schemaDir} not found: run tools/go-tools.sh (make test does), which fetches the Temporal server module`);
   return { server, sqlTool, schemaDir };
 }
 

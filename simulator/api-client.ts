@@ -22,7 +22,6 @@ export interface RegistrationJson {
   readonly encrypted?: boolean;
 }
 
-
 export interface PushConfig {
   readonly fcm: boolean;
   readonly unifiedpush: boolean;

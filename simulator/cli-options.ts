@@ -38,27 +38,29 @@ export class UsageError extends Error {
 }
 
 export function parseSimulatorArgs(args: readonly string[]): SimulatorOptions {
-  const { values } = usage(() => parseArgs({
-    args: [...args],
-    strict: true,
-    options: {
-      api: { type: 'string' },
-      token: { type: 'string' },
-      'token-file': { type: 'string' },
-      'jwt-secret-file': { type: 'string' },
-      user: { type: 'string' },
-      device: { type: 'string' },
-      transport: { type: 'string', default: 'unifiedpush' },
-      'no-keys': { type: 'boolean', default: false },
-      'fcm-stand-in': { type: 'string' },
-      listen: { type: 'string', default: '127.0.0.1:0' },
-      'public-url': { type: 'string' },
-      wakes: { type: 'string' },
-      timeout: { type: 'string' },
-      'keep-registration': { type: 'boolean', default: false },
-      json: { type: 'boolean', default: false },
-    },
-  }));
+  const { values } = usage(() =>
+    parseArgs({
+      args: [...args],
+      strict: true,
+      options: {
+        api: { type: 'string' },
+        token: { type: 'string' },
+        'token-file': { type: 'string' },
+        'jwt-secret-file': { type: 'string' },
+        user: { type: 'string' },
+        device: { type: 'string' },
+        transport: { type: 'string', default: 'unifiedpush' },
+        'no-keys': { type: 'boolean', default: false },
+        'fcm-stand-in': { type: 'string' },
+        listen: { type: 'string', default: '127.0.0.1:0' },
+        'public-url': { type: 'string' },
+        wakes: { type: 'string' },
+        timeout: { type: 'string' },
+        'keep-registration': { type: 'boolean', default: false },
+        json: { type: 'boolean', default: false },
+      },
+    }),
+  );
   const apiUrl = httpUrl(values.api, '--api');
   const transport = values.transport;
   if (transport !== 'unifiedpush' && transport !== 'fcm') throw new UsageError('--transport must be unifiedpush or fcm');
@@ -86,7 +88,8 @@ function tokenSource(values: { token?: string; 'token-file'?: string; 'jwt-secre
   if (given !== 1) throw new UsageError('give exactly one of --token, --token-file, --jwt-secret-file');
   if (values.token !== undefined) return { kind: 'jwt', jwt: values.token };
   if (values['token-file'] !== undefined) return { kind: 'file', path: values['token-file'] };
-  if (values.user === undefined || !/^[1-9]\d{0,18}$/.test(values.user)) throw new UsageError('--jwt-secret-file needs --user <user id> (a decimal id)');
+  if (values.user === undefined || !/^[1-9]\d{0,18}$/.test(values.user))
+    throw new UsageError('--jwt-secret-file needs --user <user id> (a decimal id)');
   if (values.device === undefined || values.device === '') throw new UsageError('--jwt-secret-file needs --device <device id>');
   return { kind: 'mint', secretFile: values['jwt-secret-file']!, userId: values.user, deviceId: values.device };
 }

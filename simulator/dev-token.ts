@@ -6,7 +6,12 @@
  */
 import { SignJWT } from 'jose';
 
-export async function signDeviceJwt(options: { readonly secret: string; readonly userId: string; readonly deviceId: string; readonly expiresIn?: string }): Promise<string> {
+export async function signDeviceJwt(options: {
+  readonly secret: string;
+  readonly userId: string;
+  readonly deviceId: string;
+  readonly expiresIn?: string;
+}): Promise<string> {
   return new SignJWT({ sub: options.userId, device_id: options.deviceId })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setIssuedAt()

@@ -105,8 +105,15 @@ export async function startDistributor(options: DistributorOptions = {}): Promis
       if (request.method !== 'POST' || !devices.has(path)) return void response.writeHead(404).end();
       const found = await inspect(request, devices.get(path) ?? null, origin, options.vapidPublicKey);
       const answer: DistributorAnswer =
-        found.problems.length > 0 ? { status: 400 } : (perEndpoint.get(path) ?? scripted.shift() ?? always ?? { status: options.acceptStatus ?? 201 });
-      const message: DistributorMessage = { ...found, at: new Date(), endpoint: `${origin}${path}`, answered: 'hang' in answer ? undefined : answer.status };
+        found.problems.length > 0
+          ? { status: 400 }
+          : (perEndpoint.get(path) ?? scripted.shift() ?? always ?? { status: options.acceptStatus ?? 201 });
+      const message: DistributorMessage = {
+        ...found,
+        at: new Date(),
+        endpoint: `${origin}${path}`,
+        answered: 'hang' in answer ? undefined : answer.status,
+      };
       received.push(message);
       problems.push(...found.problems);
       for (const listener of listeners) listener(message);

@@ -9,11 +9,15 @@ import { WakeQueue } from './wake-queue.js';
 import type { ReceivedWake, WakeSource } from './wake-source.js';
 import type { InboxWake } from '../devstack/stand-ins/fcm-inbox.js';
 
-
 export async function fcmSource(standInUrl: string): Promise<WakeSource> {
   const base = standInUrl.replace(/\/+$/, '');
   const post = async (path: string, body: unknown, signal?: AbortSignal): Promise<unknown> => {
-    const response = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal });
+    const response = await fetch(`${base}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal,
+    });
     if (!response.ok) throw new Error(`FCM stand-in ${path} answered ${response.status}`);
     return response.json();
   };

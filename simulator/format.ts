@@ -14,7 +14,9 @@ export function describeWake(wake: ReceivedWake): string {
 }
 
 export function describeDrainItem(item: DrainItem, channelName?: string): string {
-  const where = channelName ?? (item.is_dm ? `DM ${item.channel_id}` : `channel ${item.channel_id}${item.server_id === null ? '' : ` (server ${item.server_id})`}`);
+  const where =
+    channelName ??
+    (item.is_dm ? `DM ${item.channel_id}` : `channel ${item.channel_id}${item.server_id === null ? '' : ` (server ${item.server_id})`}`);
   const count = `${item.message_count} message${item.message_count === 1 ? '' : 's'}`;
   return `${where}: ${count}, messages ${item.first_message_id}…${item.last_message_id} since ${item.first_at}`;
 }

@@ -28,12 +28,15 @@ const bodyLimit = 1024 * 1024;
 
 export async function startServer(handler: FakeHandler, host = '127.0.0.1', port = 0): Promise<RunningServer> {
   const server = createServer((req, res) => {
-    void readBody(req).then(
-      (body) => handler({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, remoteAddress: req.socket.remoteAddress }, res),
-      () => res.writeHead(413).end(),
-    ).catch(() => {
-      if (!res.headersSent) res.writeHead(500).end();
-    });
+    void readBody(req)
+      .then(
+        (body) =>
+          handler({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, remoteAddress: req.socket.remoteAddress }, res),
+        () => res.writeHead(413).end(),
+      )
+      .catch(() => {
+        if (!res.headersSent) res.writeHead(500).end();
+      });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

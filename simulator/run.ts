@@ -37,8 +37,13 @@ export async function runSimulator(options: SimulatorOptions, io: SimulatorIo): 
   const api = deviceApi(options.apiUrl, jwt);
   const config = await api.config();
   const emit = emitter(options, io);
-  emit('config', `instance ${options.apiUrl}: fcm ${config.fcm}, unifiedpush ${config.unifiedpush}${config.vapid_public_key === undefined ? '' : ', VAPID'}`, { config });
-  if (options.transport === 'fcm' && !config.fcm) throw new Error('the instance says fcm: false (no FCM_PROJECT_ID): register with --transport unifiedpush');
+  emit(
+    'config',
+    `instance ${options.apiUrl}: fcm ${config.fcm}, unifiedpush ${config.unifiedpush}${config.vapid_public_key === undefined ? '' : ', VAPID'}`,
+    { config },
+  );
+  if (options.transport === 'fcm' && !config.fcm)
+    throw new Error('the instance says fcm: false (no FCM_PROJECT_ID): register with --transport unifiedpush');
   const distributor = options.transport === 'unifiedpush' ? await startLocalDistributor(options, config.vapid_public_key) : undefined;
   const source = await wakeSource(options, distributor);
   const phone = simulatedPhone({ apiUrl: options.apiUrl, jwt, source });
@@ -62,7 +67,8 @@ export async function runSimulator(options: SimulatorOptions, io: SimulatorIo): 
 type Emit = (event: string, text: string, fields: Record<string, unknown>) => void;
 
 function emitter(options: SimulatorOptions, io: SimulatorIo): Emit {
-  return (event, text, fields) => io.out(options.json ? JSON.stringify({ event, at: new Date().toISOString(), ...fields }) : `${new Date().toISOString()}  ${text}`);
+  return (event, text, fields) =>
+    io.out(options.json ? JSON.stringify({ event, at: new Date().toISOString(), ...fields }) : `${new Date().toISOString()}  ${text}`);
 }
 
 async function receive(phone: SimulatedPhone, options: SimulatorOptions, io: SimulatorIo, emit: Emit): Promise<SimulatorSummary> {

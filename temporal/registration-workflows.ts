@@ -6,13 +6,7 @@
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { TypedSearchAttributes, type SignalDefinition } from '@temporalio/common';
-import {
-  drainedSignal,
-  pendingSignal,
-  registeredSignal,
-  stopSignal,
-  type RegistrationWorkflowInput,
-} from '../workflows/registration-messages.js';
+import { drainedSignal, pendingSignal, registeredSignal, stopSignal, type RegistrationWorkflowInput } from '../workflows/registration-messages.js';
 import { PushDeviceId, PushTransport, PushUserId, registrationWorkflowId, registrationWorkflowType } from './names.js';
 import type { DeviceIdentity, TransportName } from '../src/domain.js';
 

@@ -271,7 +271,8 @@ export class DeviceState {
     if (next.reason === 'rewake') return `${this.transport}: wake outstanding, re-wake at ${when} if still undrained (${last}; ${wakes}${left})`;
     if (next.reason === 'interval') return `${this.transport}: pending, next wake at ${when} (minimum interval) (${last}; ${wakes}${left})`;
     if (next.reason === 'budget') return `${this.transport}: pending, held back by the FCM budget until ${when} (${last}; ${wakes}${left})`;
-    if (next.reason === 'backoff') return `${this.transport}: pending, backing off until ${when}: ${this.control?.backoff?.reason ?? 'back-off'} (${last}; ${wakes}${left})`;
+    if (next.reason === 'backoff')
+      return `${this.transport}: pending, backing off until ${when}: ${this.control?.backoff?.reason ?? 'back-off'} (${last}; ${wakes}${left})`;
     return `${this.transport}: checking now (${last}; ${wakes}${left})`;
   }
 }

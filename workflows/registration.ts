@@ -30,14 +30,7 @@ import type { Activities } from '../activities/index.js';
 import type { ClaimResult, SendResult } from '../activities/registration.js';
 import { PushTransport } from '../temporal/names.js';
 import { DeviceState, type NextCheck } from './device-state.js';
-import {
-  drainedSignal,
-  pendingSignal,
-  registeredSignal,
-  stateQuery,
-  stopSignal,
-  type RegistrationWorkflowInput,
-} from './registration-messages.js';
+import { drainedSignal, pendingSignal, registeredSignal, stateQuery, stopSignal, type RegistrationWorkflowInput } from './registration-messages.js';
 import type { TransportName } from '../src/domain.js';
 
 export * from './registration-messages.js';
@@ -61,7 +54,11 @@ const sendRetry = { initialInterval: '10s', backoffCoefficient: 2, maximumInterv
 // timers instead of sleeps inside the worker: a worker restart does not lose them.
 const localRetryThreshold = '1s';
 const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s', retry: claimRetry, localRetryThreshold } satisfies LocalActivityOptions);
-const localSend = proxyLocalActivities<Activities>({ startToCloseTimeout: '20s', retry: sendRetry, localRetryThreshold } satisfies LocalActivityOptions);
+const localSend = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '20s',
+  retry: sendRetry,
+  localRetryThreshold,
+} satisfies LocalActivityOptions);
 const remote = proxyActivities<Activities>({ startToCloseTimeout: '15s', retry: claimRetry } satisfies ActivityOptions);
 const remoteSend = proxyActivities<Activities>({ startToCloseTimeout: '20s', retry: sendRetry } satisfies ActivityOptions);
 
@@ -110,7 +107,12 @@ export async function registrationWorkflow(input: RegistrationWorkflowInput): Pr
 
     state.onClaimStarted();
     const now = Date.now();
-    const claim: ClaimResult = await claimProxy.claimWake({ userId, deviceId, now, ...(state.wokenAt === undefined ? {} : { wokenAt: state.wokenAt }) });
+    const claim: ClaimResult = await claimProxy.claimWake({
+      userId,
+      deviceId,
+      now,
+      ...(state.wokenAt === undefined ? {} : { wokenAt: state.wokenAt }),
+    });
     if (claim.status === 'gone') {
       if (state.registeredSinceLastClaim) continue; // re-registered while we looked: look again
       await condition(allHandlersFinished);
@@ -129,7 +131,13 @@ export async function registrationWorkflow(input: RegistrationWorkflowInput): Pr
       state.onClaimed(now);
     }
     setCurrentDetails(state.details(Date.now()));
-    const sent: SendResult = await sendProxy.sendWake({ registrationId: claim.registrationId, userId, deviceId, priority: claim.priority, now: Date.now() });
+    const sent: SendResult = await sendProxy.sendWake({
+      registrationId: claim.registrationId,
+      userId,
+      deviceId,
+      priority: claim.priority,
+      now: Date.now(),
+    });
     // A dead token was deleted with its registration: the next look finds it gone and ends.
     if (sent.outcome === 'dead' || sent.outcome === 'gone') state.onStop();
     // Not delivered: the claim was released with a back-off; look again when it is over.

@@ -47,7 +47,10 @@ export function forkHelper(dir: string, name: string): Helper {
   const log = openSync(path.join(dir, 'logs', `${name}.log`), 'a');
   let child: ChildProcess;
   try {
-    child = fork(path.join(projectRoot, 'dist-tools', 'bench', 'children', `${name}.js`), [], { stdio: ['ignore', log, log, 'ipc'], cwd: projectRoot });
+    child = fork(path.join(projectRoot, 'dist-tools', 'bench', 'children', `${name}.js`), [], {
+      stdio: ['ignore', log, log, 'ipc'],
+      cwd: projectRoot,
+    });
   } finally {
     closeSync(log);
   }

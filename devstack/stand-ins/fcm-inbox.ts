@@ -40,7 +40,11 @@ export interface FcmInbox {
   close(): void;
 }
 
-const pollSchema = z.object({ token: z.string().min(1).max(4096), after: z.number().int().min(0).default(0), wait_ms: z.number().int().min(0).max(30_000).default(25_000) });
+const pollSchema = z.object({
+  token: z.string().min(1).max(4096),
+  after: z.number().int().min(0).default(0),
+  wait_ms: z.number().int().min(0).max(30_000).default(25_000),
+});
 
 /** Wakes kept per token: a phone that never polls must not grow the stand-in forever. */
 const keptPerToken = 100;

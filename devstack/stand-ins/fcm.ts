@@ -66,9 +66,7 @@ const wakeSchema = z
       .object({
         token: z.string().min(1),
         data: z.object({ v: z.literal('1'), t: z.literal('wake') }).strict(),
-        android: z
-          .object({ priority: z.enum(['HIGH', 'NORMAL']), collapse_key: z.literal('wake'), ttl: z.literal('3600s') })
-          .strict(),
+        android: z.object({ priority: z.enum(['HIGH', 'NORMAL']), collapse_key: z.literal('wake'), ttl: z.literal('3600s') }).strict(),
       })
       .strict(),
   })

@@ -32,7 +32,12 @@ export interface ServiceAccount {
 /** A fresh service account with its own RSA key. */
 export function createServiceAccount(projectId = 'zippchat-test'): ServiceAccount {
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  return serviceAccount(projectId, `push@${projectId}.iam.gserviceaccount.com`, randomBytes(20).toString('hex'), privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
+  return serviceAccount(
+    projectId,
+    `push@${projectId}.iam.gserviceaccount.com`,
+    randomBytes(20).toString('hex'),
+    privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+  );
 }
 
 const keyFileSchema = z.object({ project_id: z.string(), client_email: z.string(), private_key_id: z.string(), private_key: z.string() });
@@ -155,7 +160,8 @@ export async function startGoogleOAuth(options: GoogleOAuthOptions): Promise<Fak
 async function checkTokenRequest(request: FakeRequest, account: ServiceAccount, tokenUrl: string): Promise<string | undefined> {
   if (request.method !== 'POST') return `method ${request.method}, expected POST`;
   if (new URL(request.path, 'http://x').pathname !== '/token') return `path ${request.path}, expected /token`;
-  if (!(request.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded')) return 'body is not application/x-www-form-urlencoded';
+  if (!(request.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded'))
+    return 'body is not application/x-www-form-urlencoded';
   const form = new URLSearchParams(request.body.toString('utf8'));
   if (form.get('grant_type') !== 'urn:ietf:params:oauth:grant-type:jwt-bearer') return `grant_type ${form.get('grant_type')}`;
   const assertion = form.get('assertion');

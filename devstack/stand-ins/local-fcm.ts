@@ -23,7 +23,11 @@ export interface LocalFcm {
   close(): Promise<void>;
 }
 
-export async function startLocalFcm(options: { readonly account: ServiceAccount; readonly host?: string; readonly port?: number }): Promise<LocalFcm> {
+export async function startLocalFcm(options: {
+  readonly account: ServiceAccount;
+  readonly host?: string;
+  readonly port?: number;
+}): Promise<LocalFcm> {
   const oauth = createGoogleOAuth({ account: options.account });
   const fcm = createFcmStandIn({ projectId: options.account.projectId, isAuthorized: oauth.isValid, knownTokensOnly: true });
   let tokenUrl = '';

@@ -9,15 +9,19 @@ import { serviceAccountFromKeyFile } from './google-oauth.js';
 import { startLocalFcm } from './local-fcm.js';
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { port: { type: 'string' }, host: { type: 'string', default: '127.0.0.1' }, 'key-file': { type: 'string' } } });
+  const { values } = parseArgs({
+    options: { port: { type: 'string' }, host: { type: 'string', default: '127.0.0.1' }, 'key-file': { type: 'string' } },
+  });
   if (values.port === undefined || values['key-file'] === undefined) throw new Error('usage: main --port P --key-file F [--host H]');
   const account = serviceAccountFromKeyFile(readFileSync(values['key-file'], 'utf8'));
   const local = await startLocalFcm({ account, host: values.host, port: Number(values.port) });
-  const line = (fields: Record<string, unknown>) => process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), service: 'fcm-stand-in', ...fields })}\n`);
+  const line = (fields: Record<string, unknown>) =>
+    process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), service: 'fcm-stand-in', ...fields })}\n`);
   line({ msg: 'local FCM listening', url: local.url, project: account.projectId });
   let seen = 0;
   const report = setInterval(() => {
-    for (const record of local.fcm.received.slice(seen)) line({ msg: 'FCM send', status: record.answered, priority: record.priority, bytes: record.bodyBytes });
+    for (const record of local.fcm.received.slice(seen))
+      line({ msg: 'FCM send', status: record.answered, priority: record.priority, bytes: record.bodyBytes });
     seen = local.fcm.received.length;
   }, 250);
   const stop = () => {

@@ -49,7 +49,10 @@ export class DemoPhone {
     while (!ids.every((id) => this.drainedIds.has(id))) {
       if (this.failure !== undefined) throw this.failure;
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`${this.context.name}'s phone did not receive and drain messages ${ids.filter((id) => !this.drainedIds.has(id)).join(', ')} within ${timeoutMs} ms`);
+      if (left <= 0)
+        throw new Error(
+          `${this.context.name}'s phone did not receive and drain messages ${ids.filter((id) => !this.drainedIds.has(id)).join(', ')} within ${timeoutMs} ms`,
+        );
       await new Promise<void>((resolve) => {
         const timer = setTimeout(done, left);
         function done() {
@@ -91,12 +94,19 @@ export class DemoPhone {
     for (const { message } of decisions) this.drainedIds.add(message.id);
     const gap = previous === undefined ? '' : ` — ${Math.round((wake.at.getTime() - previous.getTime()) / 1000)} s after its previous wake`;
     out.event(name, `← ${describeWake(wake)}${gap}`);
-    out.detail(`drain → ${drained.length === 0 ? 'nothing waiting' : drained.map((i) => `${this.channel(i.channel_id)}: ${i.message_count} message${i.message_count === 1 ? '' : 's'}`).join('; ')}`);
+    out.detail(
+      `drain → ${drained.length === 0 ? 'nothing waiting' : drained.map((i) => `${this.channel(i.channel_id)}: ${i.message_count} message${i.message_count === 1 ? '' : 's'}`).join('; ')}`,
+    );
     const unknown = drained.reduce((sum, item) => sum + item.message_count, 0) - decisions.length;
-    if (unknown > 0) out.detail(`   ${unknown} message(s) sent from outside the demo: their text is not in its stand-in (a phone would fetch and decrypt them)`);
+    if (unknown > 0)
+      out.detail(`   ${unknown} message(s) sent from outside the demo: their text is not in its stand-in (a phone would fetch and decrypt them)`);
     for (const { message, decision } of decisions) {
       const text = quote(`${this.context.names.get(message.authorId) ?? message.authorId}: ${renderMentions(message.text, this.context.names)}`);
-      out.detail(decision.notify ? `🔔 shows ${text}  (${this.channel(message.channelId)}: ${describeDecision(decision)})` : `   silent ${text}  (${this.channel(message.channelId)}: ${describeDecision(decision)})`);
+      out.detail(
+        decision.notify
+          ? `🔔 shows ${text}  (${this.channel(message.channelId)}: ${describeDecision(decision)})`
+          : `   silent ${text}  (${this.channel(message.channelId)}: ${describeDecision(decision)})`,
+      );
     }
   }
 

@@ -48,20 +48,30 @@ export async function createDemoWorld(pool: DatabasePool, nextId: () => string, 
   const users = Object.fromEntries(demoPeople.map((person) => [person, nextId()])) as Record<DemoPerson, string>;
   const [serverId, crewRoleId, crewChannelId, dmChannelId] = [nextId(), nextId(), nextId(), nextId()];
   await pool.transaction(async (tx) => {
-    for (const person of demoPeople) await tx.query(sql.unsafe`INSERT INTO users (id, username) VALUES (${users[person]}, ${`demo-${run}-${person}`})`);
+    for (const person of demoPeople)
+      await tx.query(sql.unsafe`INSERT INTO users (id, username) VALUES (${users[person]}, ${`demo-${run}-${person}`})`);
     await tx.query(sql.unsafe`INSERT INTO servers (id, owner_id, name) VALUES (${serverId}, ${users.alice}, 'Zipp HQ')`);
-    await tx.query(sql.unsafe`INSERT INTO roles (id, server_id, permissions, position) VALUES (${serverId}, ${serverId}, ${VIEW_CHANNEL.toString()}, 0), (${crewRoleId}, ${serverId}, 0, 1)`);
-    for (const person of demoPeople) await tx.query(sql.unsafe`INSERT INTO server_members (server_id, user_id) VALUES (${serverId}, ${users[person]})`);
+    await tx.query(
+      sql.unsafe`INSERT INTO roles (id, server_id, permissions, position) VALUES (${serverId}, ${serverId}, ${VIEW_CHANNEL.toString()}, 0), (${crewRoleId}, ${serverId}, 0, 1)`,
+    );
+    for (const person of demoPeople)
+      await tx.query(sql.unsafe`INSERT INTO server_members (server_id, user_id) VALUES (${serverId}, ${users[person]})`);
     for (const person of ['bob', 'carol', 'erin'] as const) {
       await tx.query(sql.unsafe`INSERT INTO member_roles (server_id, user_id, role_id) VALUES (${serverId}, ${users[person]}, ${crewRoleId})`);
     }
-    await tx.query(sql.unsafe`INSERT INTO channels (id, server_id, type) VALUES (${crewChannelId}, ${serverId}, 'text'), (${dmChannelId}, NULL, 'dm')`);
+    await tx.query(
+      sql.unsafe`INSERT INTO channels (id, server_id, type) VALUES (${crewChannelId}, ${serverId}, 'text'), (${dmChannelId}, NULL, 'dm')`,
+    );
     await tx.query(sql.unsafe`
       INSERT INTO permission_overwrites (channel_id, target_type, target_id, allow, deny)
       VALUES (${crewChannelId}, 'role', ${serverId}, 0, ${VIEW_CHANNEL.toString()}),
              (${crewChannelId}, 'role', ${crewRoleId}, ${VIEW_CHANNEL.toString()}, 0)`);
-    await tx.query(sql.unsafe`INSERT INTO channel_members (channel_id, user_id) VALUES (${dmChannelId}, ${users.alice}), (${dmChannelId}, ${users.bob})`);
-    await tx.query(sql.unsafe`INSERT INTO notification_settings (user_id, scope_type, scope_id, muted, mute_until) VALUES (${users.erin}, 'channel', ${crewChannelId}, true, NULL)`);
+    await tx.query(
+      sql.unsafe`INSERT INTO channel_members (channel_id, user_id) VALUES (${dmChannelId}, ${users.alice}), (${dmChannelId}, ${users.bob})`,
+    );
+    await tx.query(
+      sql.unsafe`INSERT INTO notification_settings (user_id, scope_type, scope_id, muted, mute_until) VALUES (${users.erin}, 'channel', ${crewChannelId}, true, NULL)`,
+    );
     for (const person of demoPeople) {
       await tx.query(sql.unsafe`
         INSERT INTO refresh_tokens (user_id, device_id, expires_at) VALUES (${users[person]}, ${deviceIds[person]}, now() + interval '1 day')`);

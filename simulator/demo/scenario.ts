@@ -58,7 +58,9 @@ export interface SilentPhoneReport {
 export interface DemoReport {
   readonly world: DemoWorld;
   readonly deviceIds: Readonly<Record<Exclude<DemoPerson, 'alice'>, string>>;
-  readonly phones: Readonly<Record<'bob' | 'carol', { readonly wakes: number; readonly drained: readonly string[]; readonly shown: readonly string[] }>>;
+  readonly phones: Readonly<
+    Record<'bob' | 'carol', { readonly wakes: number; readonly drained: readonly string[]; readonly shown: readonly string[] }>
+  >;
   readonly silent: Readonly<Record<'dave' | 'erin', SilentPhoneReport>>;
   readonly webUi: Readonly<Record<string, string | undefined>>;
   /** The ids of the messages published: round 1 (`mention`, `dm`), round 2 (`burst`). */
@@ -85,13 +87,21 @@ export async function runDemoScenario(deps: DemoDeps): Promise<RunningDemo> {
   const nextId = idGenerator();
   out.line('━━ Live demonstration ━━ real api, worker, bridge, PostgreSQL, NATS JetStream and Temporal; simulated Android phones');
   const removed = await removeEarlierDemoWorlds(deps.pool, deps.temporal);
-  const deviceIds = Object.fromEntries((['bob', 'carol', 'dave', 'erin'] as const).map((p) => [p, `${p}-pixel-${nextId().slice(-4)}`])) as Record<Phoned, string>;
+  const deviceIds = Object.fromEntries((['bob', 'carol', 'dave', 'erin'] as const).map((p) => [p, `${p}-pixel-${nextId().slice(-4)}`])) as Record<
+    Phoned,
+    string
+  >;
   const world = await createDemoWorld(deps.pool, nextId, { alice: 'alice-laptop', ...deviceIds });
   describeWorld(out, world, removed);
   const store = new PlaintextStore();
   const distributor = await startDistributor();
   const phones = await startPhones(deps, out, world, deviceIds, store, distributor);
-  const webUi = Object.fromEntries((['bob', 'carol', 'dave', 'erin'] as const).map((p) => [p, webUiLink(deps.temporalUiUrl, deps.namespace, registrationWorkflowId(world.users[p], deviceIds[p]))]));
+  const webUi = Object.fromEntries(
+    (['bob', 'carol', 'dave', 'erin'] as const).map((p) => [
+      p,
+      webUiLink(deps.temporalUiUrl, deps.namespace, registrationWorkflowId(world.users[p], deviceIds[p])),
+    ]),
+  );
   const stop = async () => {
     await Promise.all(Object.values(phones).map((phone) => phone.close()));
     await distributor.close();
@@ -105,8 +115,17 @@ export async function runDemoScenario(deps: DemoDeps): Promise<RunningDemo> {
     reportSilence(out, silent);
     out.line();
     out.line('Each phone is one Temporal workflow (signals, durable timers, the `state` query):');
-    for (const person of ['bob', 'carol', 'dave', 'erin'] as const) out.line(`  ${person.padEnd(6)} ${webUi[person] ?? registrationWorkflowId(world.users[person], deviceIds[person])}`);
-    const report: DemoReport = { world, deviceIds, phones: { bob: summary(phones.bob), carol: summary(phones.carol) }, silent, webUi, messages: { mention, dm, burst }, durationMs: out.elapsedMs() };
+    for (const person of ['bob', 'carol', 'dave', 'erin'] as const)
+      out.line(`  ${person.padEnd(6)} ${webUi[person] ?? registrationWorkflowId(world.users[person], deviceIds[person])}`);
+    const report: DemoReport = {
+      world,
+      deviceIds,
+      phones: { bob: summary(phones.bob), carol: summary(phones.carol) },
+      silent,
+      webUi,
+      messages: { mention, dm, burst },
+      durationMs: out.elapsedMs(),
+    };
     out.line(`Demonstration done in ${(report.durationMs / 1000).toFixed(1)} s.`);
     return { report, stop };
   } catch (error) {
@@ -116,10 +135,14 @@ export async function runDemoScenario(deps: DemoDeps): Promise<RunningDemo> {
 }
 
 function describeWorld(out: DemoOutput, world: DemoWorld, removed: number): void {
-  out.line(`Host data, written straight into the dev database (the chat server owns these tables in production)${removed > 0 ? `; the previous demo's ${removed} registration(s) removed first` : ''}:`);
+  out.line(
+    `Host data, written straight into the dev database (the chat server owns these tables in production)${removed > 0 ? `; the previous demo's ${removed} registration(s) removed first` : ''}:`,
+  );
   out.line(`  users    ${demoPeople.map((p) => `${p} ${world.users[p]}`).join(', ')}`);
   out.line('  server   "Zipp HQ" (owner alice; @everyone may view channels); role "crew": bob, carol, erin');
-  out.line(`  #crew    ${world.crewChannelId}: overwrites deny @everyone VIEW_CHANNEL and allow crew — dave is a member of Zipp HQ but may not see it`);
+  out.line(
+    `  #crew    ${world.crewChannelId}: overwrites deny @everyone VIEW_CHANNEL and allow crew — dave is a member of Zipp HQ but may not see it`,
+  );
   out.line(`  DM       ${world.dmChannelId}: alice ↔ bob;   mute: erin muted #crew`);
   out.line('Message text lives only in a local stand-in of what each phone fetches and decrypts itself: the push service never has plaintext.');
   out.line();
@@ -182,13 +205,22 @@ async function roundOne(
 
 /** Waits until the bridge has recorded the message (its exactly-once ledger). */
 async function recorded(pool: DatabasePool, messageId: string, timeoutMs: number): Promise<void> {
-  await waitFor(`message ${messageId} recorded`, async () =>
-    (await pool.exists(sql.unsafe`SELECT 1 FROM push_processed_events WHERE message_id = ${messageId}`)) || undefined, timeoutMs);
+  await waitFor(
+    `message ${messageId} recorded`,
+    async () => (await pool.exists(sql.unsafe`SELECT 1 FROM push_processed_events WHERE message_id = ${messageId}`)) || undefined,
+    timeoutMs,
+  );
 }
 
-async function roundTwo(out: DemoOutput, world: DemoWorld, publisher: MessagePublisher, phones: Record<Phoned, DemoPhone>, timeoutMs: number): Promise<string[]> {
+async function roundTwo(
+  out: DemoOutput,
+  world: DemoWorld,
+  publisher: MessagePublisher,
+  phones: Record<Phoned, DemoPhone>,
+  timeoutMs: number,
+): Promise<string[]> {
   out.line();
-  out.line('Round 2 — three quick messages in #crew, inside bob\'s and carol\'s 15 s minimum interval: held, not lost, one wake each when it ends');
+  out.line("Round 2 — three quick messages in #crew, inside bob's and carol's 15 s minimum interval: held, not lost, one wake each when it ends");
   const ids: string[] = [];
   for (const text of ['Retro moved to 4 pm', 'Agenda is in the doc', '@everyone please be on time']) {
     const message = await publisher.post(world.crewChannelId, world.users.alice, text);
@@ -201,12 +233,20 @@ async function roundTwo(out: DemoOutput, world: DemoWorld, publisher: MessagePub
 
 const pendingCount = z.object({ count: z.number() });
 
-async function silence(deps: DemoDeps, world: DemoWorld, deviceIds: Readonly<Record<Phoned, string>>, phones: Record<Phoned, DemoPhone>, person: 'dave' | 'erin'): Promise<SilentPhoneReport> {
+async function silence(
+  deps: DemoDeps,
+  world: DemoWorld,
+  deviceIds: Readonly<Record<Phoned, string>>,
+  phones: Record<Phoned, DemoPhone>,
+  person: 'dave' | 'erin',
+): Promise<SilentPhoneReport> {
   const [userId, deviceId] = [world.users[person], deviceIds[person]];
   const pendingRows = await deps.pool.oneFirst(sql.type(pendingCount)`
     SELECT count(*)::int AS count FROM push_pending p JOIN push_registrations r ON r.id = p.registration_id
     WHERE r.user_id = ${userId} AND r.device_id = ${deviceId}`);
-  const state = await withTimeout(deps.temporal.workflow.getHandle(registrationWorkflowId(userId, deviceId)).query(stateQuery), 5_000).catch(() => undefined);
+  const state = await withTimeout(deps.temporal.workflow.getHandle(registrationWorkflowId(userId, deviceId)).query(stateQuery), 5_000).catch(
+    () => undefined,
+  );
   return { wakes: phones[person].handled.length, pendingRows, workflowWakes: state?.wakesThisRun };
 }
 
@@ -214,7 +254,10 @@ function reportSilence(out: DemoOutput, silent: DemoReport['silent']): void {
   out.line();
   out.line('Who got nothing, and why:');
   const line = (s: SilentPhoneReport) => `${s.wakes} wake(s), ${s.pendingRows} pending row(s), workflow sent ${s.workflowWakes ?? '?'} wake(s)`;
-  out.event('dave', `${line(silent.dave)} — denied VIEW_CHANNEL on #crew: the bridge never records #crew for him, so no wake and no drain can reveal that #crew exists`);
+  out.event(
+    'dave',
+    `${line(silent.dave)} — denied VIEW_CHANNEL on #crew: the bridge never records #crew for him, so no wake and no drain can reveal that #crew exists`,
+  );
   out.event('erin', `${line(silent.erin)} — muted #crew: a muted channel never wakes the phone at all (the battery win of muting server-side)`);
 }
 

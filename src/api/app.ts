@@ -68,11 +68,7 @@ const unanswered: Koa.Middleware = async (ctx, next) => {
 
 function deviceRoutes(deps: ApiDeps): Router<AuthenticatedState>[] {
   const limiter = deps.rateLimiter ?? new SharedRateLimit(postgresRateLimitStore(deps.pool), deps.rateLimit ?? defaultRateLimit);
-  const guard = [
-    authenticate(createBearerVerifier(deps.config.jwt)),
-    rateLimitPerUser(limiter),
-    noStore,
-  ];
+  const guard = [authenticate(createBearerVerifier(deps.config.jwt)), rateLimitPerUser(limiter), noStore];
   const routeDeps = {
     config: deps.config,
     pool: deps.pool,
@@ -132,7 +128,10 @@ function errorMiddleware(log: Logger): Koa.Middleware {
         ctx.body = { error: apiError.code, message: apiError.message };
         return;
       }
-      log.error({ err: errorSummary(error), method: ctx.method, route: (ctx as { _matchedRoute?: unknown })._matchedRoute }, 'unhandled error in request');
+      log.error(
+        { err: errorSummary(error), method: ctx.method, route: (ctx as { _matchedRoute?: unknown })._matchedRoute },
+        'unhandled error in request',
+      );
       ctx.status = 500;
       ctx.body = { error: 'internal', message: 'internal error' };
     }

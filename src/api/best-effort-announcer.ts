@@ -26,7 +26,10 @@ export function createAnnouncer(temporal: TemporalHandle, taskQueue: string, log
       await withTimeout(temporal.withDeadline(deadlineMs, call), deadlineMs, 'Temporal did not answer');
     } catch (error) {
       temporalAnnounceFailures.inc({ announcement });
-      log.warn({ userId: device.userId, deviceId: device.deviceId, announcement, err: errorSummary(error) }, 'could not tell Temporal; the change is committed and will be picked up later');
+      log.warn(
+        { userId: device.userId, deviceId: device.deviceId, announcement, err: errorSummary(error) },
+        'could not tell Temporal; the change is committed and will be picked up later',
+      );
     }
   };
   return {

@@ -37,7 +37,9 @@ export async function upsertRegistration(
   request: RegistrationRequest,
 ): Promise<{ view: RegistrationView; outcome: RegistrationOutcome } | undefined> {
   const keys = request.transport === 'unifiedpush' ? request.keys : null;
-  const row = await pool.maybeOne(sql.type(upsertResult)`
+  const row = await pool
+    .maybeOne(
+      sql.type(upsertResult)`
     WITH previous AS (
       SELECT transport FROM push_registrations WHERE user_id = ${device.userId} AND device_id = ${device.deviceId}
     ), upserted AS (
@@ -68,11 +70,13 @@ export async function upsertRegistration(
       RETURNING transport, created_at, updated_at, up_p256dh IS NOT NULL AS encrypted
     )
     SELECT upserted.*, previous.transport AS previous_transport FROM upserted LEFT JOIN previous ON TRUE
-  `).catch((error: unknown) => {
-    // The user was deleted between the SELECT and the INSERT: the same answer as no user.
-    if (error instanceof ForeignKeyIntegrityConstraintViolationError) return null;
-    throw error;
-  });
+  `,
+    )
+    .catch((error: unknown) => {
+      // The user was deleted between the SELECT and the INSERT: the same answer as no user.
+      if (error instanceof ForeignKeyIntegrityConstraintViolationError) return null;
+      throw error;
+    });
   if (row === null) return undefined;
   const { previous_transport: previous, ...view } = row;
   const outcome = previous === null ? 'created' : previous === view.transport ? 'refreshed' : 'switched';

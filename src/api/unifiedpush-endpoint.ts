@@ -60,8 +60,7 @@ const pathQueryFragmentOnly = new RegExp(`^${pathQueryFragment}$`);
 /** Resolves a host name to its addresses; rejects when it does not resolve. */
 export type LookupHost = (hostname: string) => Promise<readonly string[]>;
 
-export const systemLookup: LookupHost = async (hostname) =>
-  (await dns.lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
+export const systemLookup: LookupHost = async (hostname) => (await dns.lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
 
 /**
  * The endpoint as a URL, or the reason it is refused. Pure: no network. Checked part by part,
@@ -81,7 +80,7 @@ export function parseEndpoint(token: string, options: { readonly allowHttp: bool
   if (!hostOnly.test(hostPart)) return 'must have a host that is a DNS name in ASCII, a dotted-decimal IPv4 address or a bracketed IPv6 address';
   if (portPart !== undefined && !portOnly.test(portPart)) return 'is not a valid URL';
   if (!pathQueryFragmentOnly.test(token.slice(scheme[0].length))) {
-    return 'must be an RFC 3986 URI: ASCII letters, digits and -._~!$&\'()*+,;=:@/? only, anything else percent-encoded as %XX';
+    return "must be an RFC 3986 URI: ASCII letters, digits and -._~!$&'()*+,;=:@/? only, anything else percent-encoded as %XX";
   }
   if (dnsNameOnly.test(hostPart) && domainToASCII(hostPart) === '') return 'has a host name that is not a valid internationalized domain name (IDNA)';
   // The transport's parse: after the checks above only an unparsable URL can fail it.

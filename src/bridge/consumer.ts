@@ -62,7 +62,8 @@ export async function startConsumerLoop(
     try {
       const batch = await consumer.fetch({ max_messages: reserved, expires: options.pullExpiresMs ?? 2_000 });
       for await (const msg of batch) {
-        if (used === reserved) await slots.acquire(); // never expected: the server sends at most the batch
+        if (used === reserved)
+          await slots.acquire(); // never expected: the server sends at most the batch
         else used++;
         start(msg);
       }

@@ -82,7 +82,14 @@ async function settle(deps: EventHandlerDeps, record: (event: MessageEvent) => P
   } catch (error) {
     const delayMs = retryDelayMs(msg.info.deliveryCount, deps.retry);
     deps.log.warn(
-      { messageId: event.messageId, channelId: event.channelId, sequence, deliveries: msg.info.deliveryCount, retryInMs: delayMs, err: errorSummary(error) },
+      {
+        messageId: event.messageId,
+        channelId: event.channelId,
+        sequence,
+        deliveries: msg.info.deliveryCount,
+        retryInMs: delayMs,
+        err: errorSummary(error),
+      },
       'MESSAGE_CREATE event failed; will be redelivered',
     );
     msg.nak(delayMs);
@@ -96,6 +103,9 @@ async function recordAndSignal(deps: EventHandlerDeps, channelId: string, events
   bridgeMetrics.pendingRows.inc({ change: 'created' }, recorded.rowsCreated);
   bridgeMetrics.pendingRows.inc({ change: 'updated' }, recorded.rowsUpdated);
   await announceToDevices(deps.announce, recorded.toSignal);
-  deps.log.debug({ channelId, messageIds: events.map((e) => e.messageId), records: recorded.records, signalled: recorded.toSignal.length }, 'MESSAGE_CREATE events recorded');
+  deps.log.debug(
+    { channelId, messageIds: events.map((e) => e.messageId), records: recorded.records, signalled: recorded.toSignal.length },
+    'MESSAGE_CREATE events recorded',
+  );
   return recorded.records;
 }

@@ -88,9 +88,18 @@ async function upsertPending(tx: DatabaseTransactionConnection, channelId: strin
   return tx.one(sql.type(upserted)`
     WITH batch AS (
       SELECT * FROM unnest(
-        ${sql.array(events.map((e) => e.messageId), 'int8')},
-        ${sql.array(events.map((e) => e.authorId), 'int8')},
-        ${sql.array(events.map((e) => e.createdAt.toISOString()), 'timestamptz')}
+        ${sql.array(
+          events.map((e) => e.messageId),
+          'int8',
+        )},
+        ${sql.array(
+          events.map((e) => e.authorId),
+          'int8',
+        )},
+        ${sql.array(
+          events.map((e) => e.createdAt.toISOString()),
+          'timestamptz',
+        )}
       ) AS b(message_id, author_id, created_at)
     ),
     share AS (

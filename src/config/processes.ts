@@ -18,7 +18,16 @@ type Out<S> = S extends Section<infer T> ? T : never;
 type Merge<T extends readonly unknown[]> = T extends readonly [infer H, ...infer R] ? Out<H> & Merge<R> : unknown;
 
 const api = [logSection, databaseSection, temporalSection, apiListenSection, jwtSection, apiFcmSection, unifiedPushSection] as const;
-const worker = [logSection, databaseSection, temporalSection, workerListenSection, workerFcmSection, unifiedPushSection, coalescingSection, fcmBudgetSection] as const;
+const worker = [
+  logSection,
+  databaseSection,
+  temporalSection,
+  workerListenSection,
+  workerFcmSection,
+  unifiedPushSection,
+  coalescingSection,
+  fcmBudgetSection,
+] as const;
 const bridge = [logSection, databaseSection, temporalSection, natsSection, bridgeStartSection, bridgeListenSection] as const;
 const migrate = [logSection, databaseSection] as const;
 // push-admin shows a device's FCM budget left: it reads the budget's settings too.

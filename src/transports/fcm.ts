@@ -86,7 +86,11 @@ export function createFcmSender(options: FcmOptions): PushSender {
         return { kind: 'transient', reason: verdict.reason, blame: 'endpoint', ...after };
       }
       case 'rate-limited':
-        return { kind: 'rate-limited', reason: verdict.reason, retryAfterMs: Math.max(parseRetryAfter(answer.headers['retry-after'], now()) ?? 0, verdict.minRetryMs) };
+        return {
+          kind: 'rate-limited',
+          reason: verdict.reason,
+          retryAfterMs: Math.max(parseRetryAfter(answer.headers['retry-after'], now()) ?? 0, verdict.minRetryMs),
+        };
       case 'config-error':
         return verdict;
     }

@@ -14,7 +14,14 @@ import { createAccessTokens } from './fcm-auth.js';
 import { createFcmSender } from './fcm.js';
 import { breakerOpen, breakerTrips, outageDeferrals, outageGauge, sendFailures } from './metrics.js';
 import { observe } from './observe.js';
-import { createOutageDetector, originKey, parseOriginKey, type OriginKey, type OutageDetector, type OutageDetectorOptions } from './outage-detector.js';
+import {
+  createOutageDetector,
+  originKey,
+  parseOriginKey,
+  type OriginKey,
+  type OutageDetector,
+  type OutageDetectorOptions,
+} from './outage-detector.js';
 import { createGuardedAgent, type Resolve } from './safe-http.js';
 import type { RegistrationForSend, PushSender, WakeOutcome, WakeSender } from './types.js';
 import { createUnifiedPushSender } from './unifiedpush.js';
@@ -83,7 +90,10 @@ export function createTransports(config: TransportConfig, log: Logger, options: 
     ...options.outage,
     onEnter: (key, summary) => {
       updateOutageGauge(detector);
-      transportLog.warn({ alert: 'transport-outage', ...parseOriginKey(key), failing: summary.failed, delivered: summary.delivered }, 'outage: most recent sends to this origin fail; its wakes are held back (a probe now and then) and no failure counts against a device');
+      transportLog.warn(
+        { alert: 'transport-outage', ...parseOriginKey(key), failing: summary.failed, delivered: summary.delivered },
+        'outage: most recent sends to this origin fail; its wakes are held back (a probe now and then) and no failure counts against a device',
+      );
     },
     onExit: (key, why) => {
       updateOutageGauge(detector);
@@ -144,7 +154,14 @@ async function judgedSend(
   if (blocked !== undefined) {
     outageDeferrals.inc({ transport: registration.transport });
     const retryAfterMs = detector.retryAfterHint(blocked, now);
-    return { kind: 'retry', reason: `${parseOriginKey(blocked).provider} outage: held back`, cause: 'outage', counts: false, outage: blocked, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+    return {
+      kind: 'retry',
+      reason: `${parseOriginKey(blocked).provider} outage: held back`,
+      cause: 'outage',
+      counts: false,
+      outage: blocked,
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    };
   }
   const outcome = await transport.send(registration, priority);
   switch (outcome.kind) {

@@ -19,7 +19,10 @@ export function observe(transport: PushSender, log: Logger): PushSender {
       try {
         outcome = await transport.send(registration, priority);
       } catch (error) {
-        log.error({ registrationId: registration.id, transport: transport.name, err: errorSummary(error, { message: false }) }, 'transport failed unexpectedly');
+        log.error(
+          { registrationId: registration.id, transport: transport.name, err: errorSummary(error, { message: false }) },
+          'transport failed unexpectedly',
+        );
         outcome = { kind: 'transient', reason: 'internal error', blame: 'internal' };
       }
       stopTimer();

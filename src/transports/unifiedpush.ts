@@ -47,7 +47,12 @@ export function createUnifiedPushSender(options: UnifiedPushOptions): PushSender
       }
       if (options.vapid !== undefined) message.headers.authorization = await options.vapid(endpoint);
       try {
-        const answer = await postWithDeadline(endpoint.href, { ...message, dispatcher: options.dispatcher, deadlineMs: options.deadlineMs, bodyCapBytes: options.bodyCapBytes });
+        const answer = await postWithDeadline(endpoint.href, {
+          ...message,
+          dispatcher: options.dispatcher,
+          deadlineMs: options.deadlineMs,
+          bodyCapBytes: options.bodyCapBytes,
+        });
         return outcomeForStatus(answer.status, parseRetryAfter(answer.headers['retry-after'], now()));
       } catch (error) {
         const failure = describeFailure(error);
@@ -55,7 +60,9 @@ export function createUnifiedPushSender(options: UnifiedPushOptions): PushSender
         // elsewhere tomorrow, and ten transient failures prune it anyway (design §2) — its
         // DNS is the endpoint's own doing, so it is the endpoint's failure.
         if (failure.forbidden !== undefined) {
-          return failure.forbidden.literal ? { kind: 'dead', reason: failure.reason } : { kind: 'transient', reason: failure.reason, blame: 'endpoint' };
+          return failure.forbidden.literal
+            ? { kind: 'dead', reason: failure.reason }
+            : { kind: 'transient', reason: failure.reason, blame: 'endpoint' };
         }
         return { kind: 'transient', reason: failure.reason, blame: 'network' };
       }

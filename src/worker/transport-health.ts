@@ -81,17 +81,35 @@ export function startTransportHealth(options: TransportHealthOptions): Transport
     await pool.query(sql.unsafe`
       INSERT INTO push_transport_health (origin_key, worker_id, delivered, failed, last_delivered_at, in_outage, updated_at)
       SELECT t.origin_key, ${workerId}, t.delivered, t.failed, t.last_delivered_at, t.in_outage, ${at}::timestamptz
-      FROM unnest(${sql.array(mine.map(([key]) => key), 'text')}, ${sql.array(mine.map(([, s]) => s.delivered), 'int4')},
-                  ${sql.array(mine.map(([, s]) => s.failed), 'int4')},
-                  ${sql.array(mine.map(([, s]) => (s.lastDeliveredAt === null ? null : new Date(s.lastDeliveredAt).toISOString())), 'timestamptz')},
-                  ${sql.array(mine.map(([, s]) => s.inOutage), 'bool')})
+      FROM unnest(${sql.array(
+        mine.map(([key]) => key),
+        'text',
+      )}, ${sql.array(
+        mine.map(([, s]) => s.delivered),
+        'int4',
+      )},
+                  ${sql.array(
+                    mine.map(([, s]) => s.failed),
+                    'int4',
+                  )},
+                  ${sql.array(
+                    mine.map(([, s]) => (s.lastDeliveredAt === null ? null : new Date(s.lastDeliveredAt).toISOString())),
+                    'timestamptz',
+                  )},
+                  ${sql.array(
+                    mine.map(([, s]) => s.inOutage),
+                    'bool',
+                  )})
         AS t(origin_key, delivered, failed, last_delivered_at, in_outage)
       ON CONFLICT (origin_key, worker_id) DO UPDATE SET
         delivered = EXCLUDED.delivered, failed = EXCLUDED.failed, last_delivered_at = EXCLUDED.last_delivered_at,
         in_outage = EXCLUDED.in_outage, updated_at = EXCLUDED.updated_at`);
     await pool.query(sql.unsafe`
       DELETE FROM push_transport_health
-      WHERE (worker_id = ${workerId} AND origin_key <> ALL(${sql.array(mine.map(([key]) => key), 'text')}))
+      WHERE (worker_id = ${workerId} AND origin_key <> ALL(${sql.array(
+        mine.map(([key]) => key),
+        'text',
+      )}))
          OR updated_at < ${at}::timestamptz - ${deleteAfterMs} * interval '1 millisecond'`);
     const others = await pool.any(sql.type(summaryRow)`
       SELECT origin_key, sum(delivered)::int4 AS delivered, sum(failed)::int4 AS failed,
@@ -100,7 +118,10 @@ export function startTransportHealth(options: TransportHealthOptions): Transport
       WHERE worker_id <> ${workerId} AND updated_at > ${at}::timestamptz - ${staleAfterMs} * interval '1 millisecond'
       GROUP BY origin_key`);
     const remote = new Map<OriginKey, OriginSummary>(
-      others.map((r) => [r.origin_key, { delivered: r.delivered, failed: r.failed, lastDeliveredAt: r.last_delivered_at?.getTime() ?? null, inOutage: r.in_outage }]),
+      others.map((r) => [
+        r.origin_key,
+        { delivered: r.delivered, failed: r.failed, lastDeliveredAt: r.last_delivered_at?.getTime() ?? null, inOutage: r.in_outage },
+      ]),
     );
     detector.setRemote(remote, now);
   }
@@ -142,7 +163,9 @@ export function startTransportHealth(options: TransportHealthOptions): Transport
     let failed = 0;
     for (let i = 0; i < due.length; i += 16) {
       const results = await Promise.allSettled(
-        due.slice(i, i + 16).map((r) => announcePending(options.temporal, options.taskQueue, { userId: r.user_id, deviceId: r.device_id }, r.transport)),
+        due
+          .slice(i, i + 16)
+          .map((r) => announcePending(options.temporal, options.taskQueue, { userId: r.user_id, deviceId: r.device_id }, r.transport)),
       );
       failed += results.filter((r) => r.status === 'rejected').length;
     }

@@ -40,7 +40,13 @@ export async function startDeployServices(): Promise<DeployServices> {
       fast: true,
     });
     await ensureDatabase(services.postgres.url('postgres'), 'zippchat');
-    return { databaseUrl: services.postgres.url('zippchat'), natsUrl: services.natsUrl, temporalAddress: services.temporalAddress, temporalCli: binaries.temporal, stop };
+    return {
+      databaseUrl: services.postgres.url('zippchat'),
+      natsUrl: services.natsUrl,
+      temporalAddress: services.temporalAddress,
+      temporalCli: binaries.temporal,
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;

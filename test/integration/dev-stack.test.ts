@@ -51,7 +51,9 @@ afterAll(async () => {
 function environOf(name: string): Map<string, string> {
   const pid = daemonPid(dir, name);
   if (pid === undefined) throw new Error(`${name} is not running`);
-  const entries = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter((e) => e.includes('='));
+  const entries = readFileSync(`/proc/${pid}/environ`, 'utf8')
+    .split('\0')
+    .filter((e) => e.includes('='));
   return new Map(entries.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
 }
 

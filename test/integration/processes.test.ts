@@ -34,7 +34,11 @@ describe('api, worker and bridge on real PostgreSQL, NATS and Temporal', () => {
       for (const { process, url } of Object.values(processes)) await waitReady(url, process);
       const readiness = await (await fetch(`${processes.api.url}/readyz`)).json();
       expect(readiness).toEqual({ status: 'ready', checks: { postgres: 'ok', temporal: 'ok' } });
-      expect(((await fetch(`${processes.bridge.url}/readyz`).then((r) => r.json())) as { checks: unknown }).checks).toEqual({ postgres: 'ok', nats: 'ok', temporal: 'ok' });
+      expect(((await fetch(`${processes.bridge.url}/readyz`).then((r) => r.json())) as { checks: unknown }).checks).toEqual({
+        postgres: 'ok',
+        nats: 'ok',
+        temporal: 'ok',
+      });
       expect(await (await fetch(`${processes.api.url}/healthz`)).json()).toEqual({ status: 'ok' });
       const metrics = await (await fetch(`${processes.worker.url}/metrics`)).text();
       expect(metrics).toContain('process_cpu_user_seconds_total');

@@ -26,10 +26,7 @@ let workers: DevWorker[];
 beforeAll(async () => {
   db = await freshDatabase();
   distributor = await startDistributor();
-  workers = [
-    await startDevWorker(db, { taskQueue, identity: 'worker-a', env }),
-    await startDevWorker(db, { taskQueue, identity: 'worker-b', env }),
-  ];
+  workers = [await startDevWorker(db, { taskQueue, identity: 'worker-a', env }), await startDevWorker(db, { taskQueue, identity: 'worker-b', env })];
 });
 afterAll(async () => {
   for (const worker of workers ?? []) await worker.stop().catch(() => undefined);
@@ -110,8 +107,10 @@ describe('two workers on one task queue', () => {
   });
 
   it('shared the work: both workers completed workflow tasks', async () => {
-    const devices = (await db.pool.any(sql.type(z.object({ user_id: z.string(), device_id: z.string() }))`
-      SELECT user_id, device_id FROM push_registrations`)).slice(0, 16);
+    const devices = (
+      await db.pool.any(sql.type(z.object({ user_id: z.string(), device_id: z.string() }))`
+      SELECT user_id, device_id FROM push_registrations`)
+    ).slice(0, 16);
     const identities = new Set<string>();
     for (const row of devices) {
       const history = await workers[0]!.client.workflow.getHandle(registrationWorkflowId(row.user_id, row.device_id)).fetchHistory();

@@ -135,7 +135,13 @@ export async function startFaultStack(options: FaultStackOptions): Promise<Fault
       return found;
     };
     const launch = (name: string) =>
-      startDaemon(dir, { name, command: process.execPath, args: [path.join(projectRoot, 'dist', 'src', 'bin', `${app(name).kind}.js`)], env: env.get(name)!, cwd: projectRoot });
+      startDaemon(dir, {
+        name,
+        command: process.execPath,
+        args: [path.join(projectRoot, 'dist', 'src', 'bin', `${app(name).kind}.js`)],
+        env: env.get(name)!,
+        cwd: projectRoot,
+      });
     const waitReady = async (name: string, timeoutMs = 60_000) => {
       const { url } = app(name);
       await waitFor(
@@ -194,17 +200,30 @@ export async function startFaultStack(options: FaultStackOptions): Promise<Fault
 
 async function startService(
   service: BackingService,
-  { dir, binaries, ports, engine }: { dir: string; binaries: Binaries; ports: { postgres: number; nats: number; temporal: number }; engine: TemporalEngine },
+  {
+    dir,
+    binaries,
+    ports,
+    engine,
+  }: { dir: string; binaries: Binaries; ports: { postgres: number; nats: number; temporal: number }; engine: TemporalEngine },
 ): Promise<void> {
   // The same data directory and port: what was durable before the stop is there again.
   if (service === 'postgres') await startPostgres({ pgBin: binaries.pgBin, dir, port: ports.postgres, fast: true });
   else if (service === 'nats') await startNats({ natsServer: binaries.natsServer, dir, port: ports.nats });
   else if (engine === 'server') {
-    await startTemporalServer({ binaries: findTemporalServer(), dir, postgres: { host: '127.0.0.1', port: ports.postgres, user: 'postgres' }, port: ports.temporal });
+    await startTemporalServer({
+      binaries: findTemporalServer(),
+      dir,
+      postgres: { host: '127.0.0.1', port: ports.postgres, user: 'postgres' },
+      port: ports.temporal,
+    });
   } else await startTemporalDevServer({ temporal: binaries.temporal, dir, port: ports.temporal, uiPort: undefined });
 }
 
 function tail(file: string, lines: number): string {
   if (!existsSync(file)) return `(no ${path.basename(file)})`;
-  return readFileSync(file, 'utf8').split('\n').slice(-lines - 1).join('\n');
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .slice(-lines - 1)
+    .join('\n');
 }

@@ -115,14 +115,25 @@ export class WorkflowHarness {
     // `--search-attribute` flags do the same for the CLI server).
     await env.connection.operatorService.addSearchAttributes({
       namespace: env.namespace ?? 'default',
-      searchAttributes: Object.fromEntries(Object.keys(customSearchAttributes).map((name) => [name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD])),
+      searchAttributes: Object.fromEntries(
+        Object.keys(customSearchAttributes).map((name) => [name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD]),
+      ),
     });
     const db = await freshDatabase();
     const distributor = await startDistributor();
     const google = options.fcm === true ? await startFakeGoogle() : undefined;
     const fcmEnv = options.fcmConfigured === false ? {} : google?.env;
     const workerEnv = { DATABASE_URL: db.url, PUSH_UP_ALLOW_PRIVATE: 'true', PUSH_UP_ALLOW_HTTP: 'true', ...fcmEnv, ...options.env };
-    const harness = new WorkflowHarness(env, db, distributor, harnessTransports(workerEnv), `${name}-${Date.now()}`, options.cacheWorkflows === false ? 0 : 100, google, workerEnv);
+    const harness = new WorkflowHarness(
+      env,
+      db,
+      distributor,
+      harnessTransports(workerEnv),
+      `${name}-${Date.now()}`,
+      options.cacheWorkflows === false ? 0 : 100,
+      google,
+      workerEnv,
+    );
     await harness.startWorker();
     return harness;
   }
@@ -204,7 +215,11 @@ export class WorkflowHarness {
     // Wait by polling, not with result(): result() lets the test server skip time, and a
     // re-wake timer firing under the stop signal's task is the race settle() describes.
     for (const device of devices) {
-      const ended = await waitFor(`${device.deviceId} ended`, async () => (await this.handle(device).describe()).status.name !== 'RUNNING', 15_000).catch(() => false);
+      const ended = await waitFor(
+        `${device.deviceId} ended`,
+        async () => (await this.handle(device).describe()).status.name !== 'RUNNING',
+        15_000,
+      ).catch(() => false);
       if (!ended) {
         console.warn(`reset: ${device.deviceId} did not end after its registration was deleted; terminating it`);
         await this.handle(device).terminate('test reset: did not end after its registration was deleted');
@@ -236,7 +251,8 @@ export class WorkflowHarness {
     const deviceId = `phone-${userId}`;
     const transport = options.transport ?? 'unifiedpush';
     const keys = options.keys === false || transport === 'fcm' || options.endpoint !== undefined ? undefined : createDeviceKeys();
-    const endpoint = transport === 'fcm' ? `fcm-token-${this.nextToken++}:APA91b${'x'.repeat(100)}` : (options.endpoint ?? this.distributor.register(keys));
+    const endpoint =
+      transport === 'fcm' ? `fcm-token-${this.nextToken++}:APA91b${'x'.repeat(100)}` : (options.endpoint ?? this.distributor.register(keys));
     await this.db.pool.query(sql.unsafe`INSERT INTO users (id, username) VALUES (${userId}, ${`user${userId}`})`);
     await this.db.pool.query(sql.unsafe`
       INSERT INTO push_registrations (user_id, device_id, transport, token, up_p256dh, up_auth)
@@ -346,10 +362,14 @@ export class WorkflowHarness {
   async settle(): Promise<Device[]> {
     const running: Device[] = [];
     for (const device of this.devices) {
-      const status = await waitFor(`${device.deviceId} settled`, async () => {
-        const { raw, status } = await this.handle(device).describe();
-        return raw.pendingWorkflowTask === null || raw.pendingWorkflowTask === undefined ? status.name : undefined;
-      }, 20_000);
+      const status = await waitFor(
+        `${device.deviceId} settled`,
+        async () => {
+          const { raw, status } = await this.handle(device).describe();
+          return raw.pendingWorkflowTask === null || raw.pendingWorkflowTask === undefined ? status.name : undefined;
+        },
+        20_000,
+      );
       if (status === 'RUNNING') running.push(device);
     }
     return running;
@@ -370,7 +390,10 @@ export class WorkflowHarness {
       const now = await this.env.currentTimeMs();
       const due: number[] = [];
       for (const device of running) {
-        const at = await this.state(device).then((state) => (state.nextTimer ? Date.parse(state.nextTimer.at) : undefined), () => undefined);
+        const at = await this.state(device).then(
+          (state) => (state.nextTimer ? Date.parse(state.nextTimer.at) : undefined),
+          () => undefined,
+        );
         // A time long past is no timer about to fire (the workflow is busy, e.g. in a retry).
         if (at !== undefined && at > now - timerGuardMs && at <= now + timerGuardMs) due.push(at);
       }
@@ -404,10 +427,14 @@ export class WorkflowHarness {
 
   /** Waits until the workflow's own view satisfies `predicate` (settles activities in flight). */
   async until(device: Device, what: string, predicate: (state: RegistrationStateView) => boolean): Promise<RegistrationStateView> {
-    return waitFor(what, async () => {
-      const state = await this.state(device);
-      return predicate(state) ? state : undefined;
-    }, 20_000);
+    return waitFor(
+      what,
+      async () => {
+        const state = await this.state(device);
+        return predicate(state) ? state : undefined;
+      },
+      20_000,
+    );
   }
 
   async row(device: Device) {
@@ -436,7 +463,10 @@ const registrationRow = z.object({
 });
 
 function harnessTransports(env: Readonly<Record<string, string>>): Transports {
-  return createTransports(loadConfig('worker', env), createLogger({ level: 'silent', name: 'test' }), { unifiedPushDeadlineMs: 2_000, fcmDeadlineMs: 2_000 });
+  return createTransports(loadConfig('worker', env), createLogger({ level: 'silent', name: 'test' }), {
+    unifiedPushDeadlineMs: 2_000,
+    fcmDeadlineMs: 2_000,
+  });
 }
 
 let runtimeInstalled = false;

@@ -25,7 +25,9 @@ describe('errorSummary', () => {
   });
 
   it('leaves every message out when asked (a transport error may quote the endpoint)', () => {
-    const error = new Error('cannot post to https://ntfy.example/up/very-secret-topic', { cause: new Error('https://ntfy.example/up/very-secret-topic refused') });
+    const error = new Error('cannot post to https://ntfy.example/up/very-secret-topic', {
+      cause: new Error('https://ntfy.example/up/very-secret-topic refused'),
+    });
     const summary = errorSummary(error, { message: false });
     expect(JSON.stringify(summary)).not.toContain('very-secret-topic');
     expect(summary).toMatchObject({ name: 'Error', cause: { name: 'Error' } });

@@ -87,7 +87,9 @@ describe('deprecated packages', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'deprecations-'));
     dirs.push(dir);
     const out = path.join(dir, 'record.json');
-    await promisify(execFile)(process.execPath, ['tools/deprecations.ts', '--registry', registry.url, '--lock', lockPath, '--out', out], { cwd: projectRoot });
+    await promisify(execFile)(process.execPath, ['tools/deprecations.ts', '--registry', registry.url, '--lock', lockPath, '--out', out], {
+      cwd: projectRoot,
+    });
     return JSON.parse(readFileSync(out, 'utf8')) as DeprecationRecord;
   }
 

@@ -14,7 +14,10 @@ const dmReserve = 5;
 
 let h: WorkflowHarness;
 beforeAll(async () => {
-  h = await WorkflowHarness.start('fcm-budget', { fcm: true, env: { PUSH_FCM_WAKE_BURST: String(burst), PUSH_FCM_WAKE_REFILL_MS: String(refillMs), PUSH_FCM_DM_RESERVE: String(dmReserve) } });
+  h = await WorkflowHarness.start('fcm-budget', {
+    fcm: true,
+    env: { PUSH_FCM_WAKE_BURST: String(burst), PUSH_FCM_WAKE_REFILL_MS: String(refillMs), PUSH_FCM_DM_RESERVE: String(dmReserve) },
+  });
 });
 afterAll(async () => {
   await h?.close();
@@ -33,7 +36,11 @@ interface Wake {
  * it sees it (within one step). `dmAt`: a DM at that moment of the traffic. Returns every wake
  * with its claim time (workflow clock) and when the DM was posted.
  */
-async function busyChannel(device: Device, durationMs: number, dmAt?: number): Promise<{ wakes: Wake[]; start: number; dmPostedAt: number | undefined }> {
+async function busyChannel(
+  device: Device,
+  durationMs: number,
+  dmAt?: number,
+): Promise<{ wakes: Wake[]; start: number; dmPostedAt: number | undefined }> {
   const stepMs = 5_000;
   const wakes: Wake[] = [];
   const record = async () => {

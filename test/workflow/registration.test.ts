@@ -36,7 +36,14 @@ describe('registration workflow', () => {
     const device = await h.registerDevice();
     await h.message(device, 10);
     const [wake] = await h.untilWakes(device, 1);
-    expect(wake).toMatchObject({ urgency: 'normal', ttl: '3600', topic: 'wake', contentEncoding: 'aes128gcm', plaintext: '{"v":"1","t":"wake"}', problems: [] });
+    expect(wake).toMatchObject({
+      urgency: 'normal',
+      ttl: '3600',
+      topic: 'wake',
+      contentEncoding: 'aes128gcm',
+      plaintext: '{"v":"1","t":"wake"}',
+      problems: [],
+    });
     expect(await h.row(device)).toMatchObject({ wake_outstanding: true, failures: 0 });
   });
 

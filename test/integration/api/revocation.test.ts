@@ -47,7 +47,9 @@ async function fullDevice(userId: string, deviceId: string): Promise<string> {
   });
   expect(put.status).toBe(200);
   const registration = await registrationId(db.pool, userId, deviceId);
-  await addPending(db.pool, registration, [{ channelId: await createDm(db.pool, [userId, await createUser(db.pool)]), isDm: true, firstAt: new Date() }]);
+  await addPending(db.pool, registration, [
+    { channelId: await createDm(db.pool, [userId, await createUser(db.pool)]), isDm: true, firstAt: new Date() },
+  ]);
   return registration;
 }
 

@@ -62,7 +62,9 @@ describe('SQL recipients equal the TypeScript reference', () => {
         for (const message of world.messages) {
           const expected = sorted(reference.messageRecipients(world.data, message, now));
           expect(await sqlRecipients(message), `recipients of a message by ${message.authorId} in ${message.channelId}`).toEqual(expected);
-          const members = world.data.serverMembers.filter((m) => m.serverId === world.data.channels.find((c) => c.id === message.channelId)?.serverId);
+          const members = world.data.serverMembers.filter(
+            (m) => m.serverId === world.data.channels.find((c) => c.id === message.channelId)?.serverId,
+          );
           if (expected.length > 0 && expected.length < members.length - 1) nonTrivial++;
         }
       }),

@@ -12,7 +12,10 @@ export interface CliRun {
 }
 
 export function runCli(name: string, args: readonly string[], env: Record<string, string> = {}): CliRun {
-  const command = name === 'simulate-device' ? path.join(projectRoot, 'dist-tools', 'simulator', 'cli.js') : path.join(projectRoot, 'dist', 'src', 'bin', `${name}.js`);
+  const command =
+    name === 'simulate-device'
+      ? path.join(projectRoot, 'dist-tools', 'simulator', 'cli.js')
+      : path.join(projectRoot, 'dist', 'src', 'bin', `${name}.js`);
   const child = spawn(process.execPath, [command, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { PATH: '/usr/local/bin:/usr/bin:/bin', ...env },

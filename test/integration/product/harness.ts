@@ -45,7 +45,11 @@ export async function productHarness(db: TestDatabase, options: { readonly bridg
   const account = createServiceAccount('zippchat-product');
   const fcm = await startLocalFcm({ account });
   const fcmEnv = { FCM_PROJECT_ID: account.projectId, FCM_CREDENTIALS_JSON: account.keyFile(fcm.tokenUrl), FCM_ENDPOINT: fcm.url };
-  const api = await startTestApi({ db, taskQueue, env: { FCM_PROJECT_ID: 'zippchat-product', PUSH_UP_ALLOW_PRIVATE: 'true', PUSH_UP_ALLOW_HTTP: 'true' } });
+  const api = await startTestApi({
+    db,
+    taskQueue,
+    env: { FCM_PROJECT_ID: 'zippchat-product', PUSH_UP_ALLOW_PRIVATE: 'true', PUSH_UP_ALLOW_HTTP: 'true' },
+  });
   const connection = await Connection.connect({ address: inject('temporalAddress') });
   const client = new Client({ connection });
   const worker = await startWorker(db, taskQueue, client, fcmEnv);
@@ -85,7 +89,15 @@ async function startWorker(db: TestDatabase, taskQueue: string, client: Client, 
     connection,
     namespace: 'default',
     taskQueue,
-    activities: createActivities({ pool: db.pool, log, coalescing: config.coalescing, fcmBudget: config.fcmBudget, transports, temporal: client, taskQueue }),
+    activities: createActivities({
+      pool: db.pool,
+      log,
+      coalescing: config.coalescing,
+      fcmBudget: config.fcmBudget,
+      transports,
+      temporal: client,
+      taskQueue,
+    }),
     overrides: { maxCachedWorkflows: 100, shutdownGraceTime: '2s' },
   });
   const running = worker.run();
