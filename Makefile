@@ -6,7 +6,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 # The pinned tools, Node among them when the machine's is too old (tools/install.sh), win.
 export PATH := $(CURDIR)/.tools/bin:$(PATH)
-STACK := node dist/src/dev/stack.js
+STACK := node dist-tools/devstack/cli.js
 
 .PHONY: help install go-tools kubernetes-schemas build image-dir dev up down test lint typecheck bench clean
 
@@ -27,8 +27,11 @@ go-tools:
 kubernetes-schemas:
 	@deploy/kubernetes-schemas.sh
 
+# The production build (dist/: src, workflows, activities, temporal) and the tooling's
+# (dist-tools/: the dev stack, the simulator, the benchmarks).
 build: install
 	@npm run -s build
+	@npm run -s build-tools
 
 image-dir: install
 	@rm -rf dist-image
@@ -41,7 +44,7 @@ up: build
 	@$(STACK) up
 
 down:
-	@if [ -f dist/src/dev/stack.js ]; then $(STACK) down; else echo "down: nothing built, nothing running"; fi
+	@if [ -f dist-tools/devstack/cli.js ]; then $(STACK) down; else echo "down: nothing built, nothing running"; fi
 
 lint: install
 	@npm run -s lint
@@ -60,4 +63,4 @@ bench: install
 clean: down
 	@# As root the dev cluster's files sit under the system temp dir, linked from .dev/postgres.
 	@if [ -L .dev/postgres ]; then rm -rf "$$(readlink -f .dev/postgres)"; fi
-	rm -rf dist dist-image .dev
+	rm -rf dist dist-tools dist-image .dev

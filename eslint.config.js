@@ -11,7 +11,7 @@ const readsEnvironment = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'dist-image/**', 'node_modules/**', '.dev/**', '.tools/**', 'coverage/**'] },
+  { ignores: ['dist/**', 'dist-tools/**', 'dist-image/**', 'node_modules/**', '.dev/**', '.tools/**', 'coverage/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -23,7 +23,8 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/config/**', 'test/**', 'bench/**', 'vitest.config.ts'],
+    // devstack/config.ts is the tooling's one reader (DEV_* and the caller's environment, which the stack passes on).
+    files: ['src/config/index.ts', 'devstack/config.ts', 'test/**', 'bench/**', 'vitest.config.ts'],
     rules: { 'no-restricted-syntax': 'off' },
   },
   {

@@ -20,10 +20,12 @@ import type { Coalescing } from '../src/config/index.js';
 import type { DatabasePool } from '../src/db/pool.js';
 import type { Logger } from '../src/log.js';
 import { registrationWorkflowId } from '../temporal/names.js';
-import { announceDeleted, announcePending, startIfMissing, type Device } from '../temporal/registrations.js';
+import { announceDeleted, announcePending, startIfMissing } from '../temporal/registration-workflows.js';
 import { runSlice, type SliceInput, type SliceResult, type WindowResult } from './maintenance-scan.js';
 import { healed, missingWorkflowsStarted, orphanWorkflowsEnded, pendingRowsPruned, processedEventsPruned, prunes } from './metrics.js';
 import { listRunningRegistrations, parseRegistrationWorkflowId } from './workflow-list.js';
+import { transportNameSchema } from '../src/domain.js';
+import type { DeviceIdentity } from '../src/domain.js';
 
 export type { SliceInput, SliceResult } from './maintenance-scan.js';
 
@@ -40,7 +42,6 @@ export const processedEventRetentionMs = 4 * 24 * 3_600_000;
 export const staleRegistrationAfterDays = 90;
 export const untouchedPendingAfterDays = 7;
 
-const transport = z.enum(['fcm', 'unifiedpush']);
 /** A window statement's answer: one row per hit, or one row of nulls when nothing hit. */
 const windowRow = z.object({
   last: z.string().nullable(),
@@ -161,7 +162,7 @@ export function createMaintenanceActivities(deps: MaintenanceActivityDeps) {
     const rewake = deps.coalescing.rewakeAfterMs;
     let signalled = 0;
     const result = await runSlice(deps, 'stranded', input, async (after) => {
-      const rows = await pool.any(sql.type(windowRow.extend({ transport: transport.nullable() }))`
+      const rows = await pool.any(sql.type(windowRow.extend({ transport: transportNameSchema.nullable() }))`
         WITH win AS (
           SELECT id, user_id, device_id, transport, last_woken_at FROM push_registrations
           WHERE id > ${after === '' ? '0' : after}::int8 ORDER BY id LIMIT ${input.windowSize}
@@ -176,7 +177,9 @@ export function createMaintenanceActivities(deps: MaintenanceActivityDeps) {
         FROM (SELECT max(id)::text AS last, count(*)::int AS scanned FROM win) w
         LEFT JOIN stranded s ON true`);
       const stranded = rows.flatMap((r) =>
-        r.user_id === null || r.device_id === null || r.transport === null ? [] : [{ userId: r.user_id, deviceId: r.device_id, transport: r.transport }],
+        r.user_id === null || r.device_id === null || r.transport === null
+          ? []
+          : [{ userId: r.user_id, deviceId: r.device_id, transport: r.transport }],
       );
       const failed = await forEachBounded(stranded, (d) => announcePending(deps.temporal, deps.taskQueue, d, d.transport));
       if (failed > 0) throw new Error(`could not signal ${failed} of ${stranded.length} stranded registrations`);
@@ -227,7 +230,13 @@ export function createMaintenanceActivities(deps: MaintenanceActivityDeps) {
         });
         const orphans = await pool.any(sql.type(z.object({ user_id: z.string(), device_id: z.string() }))`
           SELECT w.user_id::text AS user_id, w.device_id
-          FROM unnest(${sql.array(parsed.map((d) => d.userId), 'int8')}, ${sql.array(parsed.map((d) => d.deviceId), 'text')}) AS w(user_id, device_id)
+          FROM unnest(${sql.array(
+            parsed.map((d) => d.userId),
+            'int8',
+          )}, ${sql.array(
+            parsed.map((d) => d.deviceId),
+            'text',
+          )}) AS w(user_id, device_id)
           WHERE NOT EXISTS (SELECT 1 FROM push_registrations r WHERE r.user_id = w.user_id AND r.device_id = w.device_id)`);
         const devices = orphans.map(device);
         const failed = await forEachBounded(devices, (d) => announceDeleted(deps.temporal, d));
@@ -253,12 +262,13 @@ export function createMaintenanceActivities(deps: MaintenanceActivityDeps) {
   async function startMissingWorkflows(input: SliceInput): Promise<SliceResult> {
     let started = 0;
     const result = await runSlice(deps, 'missing-workflows', input, async (after) => {
-      const rows = await pool.any(sql.type(z.object({ id: z.string(), user_id: z.string(), device_id: z.string(), transport }))`
+      const rows = await pool.any(sql.type(z.object({ id: z.string(), user_id: z.string(), device_id: z.string(), transport: transportNameSchema }))`
         SELECT id, user_id, device_id, transport FROM push_registrations
         WHERE id > ${after === '' ? '0' : after}::int8 ORDER BY id LIMIT ${input.windowSize}`);
       const running = new Set<string>();
       const users = [...new Set(rows.map((r) => r.user_id))];
-      for await (const w of listRunningRegistrations(deps.temporal, { taskQueue: deps.taskQueue, userIds: users, pageSize: 1_000 })) running.add(w.workflowId);
+      for await (const w of listRunningRegistrations(deps.temporal, { taskQueue: deps.taskQueue, userIds: users, pageSize: 1_000 }))
+        running.add(w.workflowId);
       const missing = rows.filter((r) => !running.has(registrationWorkflowId(r.user_id, r.device_id)));
       let startedHere = 0;
       const failed = await forEachBounded(missing, async (r) => {
@@ -273,14 +283,14 @@ export function createMaintenanceActivities(deps: MaintenanceActivityDeps) {
     return { ...result, affected: started };
   }
 
-  async function endWorkflows(devices: readonly Device[], reason: string): Promise<void> {
+  async function endWorkflows(devices: readonly DeviceIdentity[], reason: string): Promise<void> {
     if (devices.length === 0) return;
     prunes.inc({ reason }, devices.length);
     log.info({ count: devices.length, reason }, 'registrations pruned');
     // The rows are gone whatever happens next; a workflow that misses its stop signal is
     // found by the orphan scan, so a failed signal is logged, not retried.
     const failed = await forEachBounded(devices, (d) => announceDeleted(deps.temporal, d));
-    if (failed > 0) log.warn({ failed, reason }, 'could not tell some pruned registrations\' workflows to end');
+    if (failed > 0) log.warn({ failed, reason }, "could not tell some pruned registrations' workflows to end");
   }
 
   return { pruneWithoutSession, pruneStale, pruneUntouchedPending, pruneProcessedEvents, healStranded, endOrphanWorkflows, startMissingWorkflows };
@@ -298,7 +308,7 @@ async function untilShort(input: SliceInput, batch: () => Promise<number>): Prom
   }
 }
 
-function hits(rows: readonly z.infer<typeof windowRow>[]): Device[] {
+function hits(rows: readonly z.infer<typeof windowRow>[]): DeviceIdentity[] {
   return rows.flatMap((r) => (r.user_id === null || r.device_id === null ? [] : [{ userId: r.user_id, deviceId: r.device_id }]));
 }
 
@@ -307,7 +317,7 @@ function windowEnd(rows: readonly z.infer<typeof windowRow>[], affected: number,
   return { affected, last: first?.last ?? undefined, end: (first?.scanned ?? 0) < input.windowSize };
 }
 
-function device(row: { user_id: string; device_id: string }): Device {
+function device(row: { user_id: string; device_id: string }): DeviceIdentity {
   return { userId: row.user_id, deviceId: row.device_id };
 }
 

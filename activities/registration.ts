@@ -14,9 +14,11 @@ import { z } from 'zod';
 import type { Coalescing, FcmBudgetConfig } from '../src/config/index.js';
 import type { DatabasePool } from '../src/db/pool.js';
 import type { Logger } from '../src/log.js';
-import type { Priority, RegistrationForSend, TransportName, WakeOutcome, WakeSender } from '../src/transports/types.js';
+import type { RegistrationForSend, WakeOutcome, WakeSender } from '../src/transports/types.js';
 import { budgetReadyAt } from '../workflows/fcm-budget.js';
 import { fcmWakesHeldBack, prunes, rateLimitBackoffs, wakes } from './metrics.js';
+import { transportNameSchema, type TransportName, type WakePriority } from '../src/domain.js';
+import { errorSummary } from '../src/error-summary.js';
 
 /** Consecutive counted failures after which a registration is pruned (design §2). */
 export const maxConsecutiveFailures = 10;
@@ -64,7 +66,7 @@ export type ClaimResult =
   | {
       readonly status: 'claimed';
       readonly registrationId: string;
-      readonly priority: Priority;
+      readonly priority: WakePriority;
       readonly transport: TransportName;
       readonly intervals: Coalescing;
       readonly control?: DeliveryControl;
@@ -73,7 +75,7 @@ export type ClaimResult =
       readonly status: 'not-claimed';
       readonly registrationId: string;
       /** What a wake sent now would carry: for a claim the workflow has to send again (see the workflow). */
-      readonly priority: Priority;
+      readonly priority: WakePriority;
       readonly transport: TransportName;
       readonly intervals: Coalescing;
       readonly observed: { readonly outstanding: boolean; readonly hasPending: boolean; readonly lastWokenAt: number | null };
@@ -89,7 +91,7 @@ export interface SendInput {
   /** For logs only. */
   readonly userId: string;
   readonly deviceId: string;
-  readonly priority: Priority;
+  readonly priority: WakePriority;
   /** Workflow time (ms) of the send: back-offs are set on the workflow's clock, as claims read them. */
   readonly now?: number;
 }
@@ -104,7 +106,7 @@ export type SendResult =
 
 const claimRow = z.object({
   id: z.string(),
-  transport: z.enum(['fcm', 'unifiedpush']),
+  transport: transportNameSchema,
   wake_outstanding: z.boolean(),
   last_woken_at: z.date().nullable(),
   backoff_until: z.date().nullable(),
@@ -122,7 +124,7 @@ const claimRow = z.object({
 
 const sendRow = z.object({
   id: z.string(),
-  transport: z.enum(['fcm', 'unifiedpush']),
+  transport: transportNameSchema,
   token: z.string(),
   up_p256dh: z.instanceof(Buffer).nullable(),
   up_auth: z.instanceof(Buffer).nullable(),
@@ -196,11 +198,18 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
         FROM judged j LEFT JOIN claimed ON claimed.id = j.id`);
     });
     if (row === null) return { status: 'gone' };
-    const priority: Priority = row.dm_pending ? 'high' : 'normal';
+    const priority: WakePriority = row.dm_pending ? 'high' : 'normal';
     const control = deliveryControl(row, input.now);
-    const common = { registrationId: row.id, priority, transport: row.transport, intervals: coalescing, ...(control === undefined ? {} : { control }) };
+    const common = {
+      registrationId: row.id,
+      priority,
+      transport: row.transport,
+      intervals: coalescing,
+      ...(control === undefined ? {} : { control }),
+    };
     if (row.claimed) return { status: 'claimed', ...common };
-    const heldBack = row.has_pending && row.interval_over && row.rewake_free ? (!row.backoff_over ? 'backoff' : !row.budget_ok ? 'budget' : undefined) : undefined;
+    const heldBack =
+      row.has_pending && row.interval_over && row.rewake_free ? (!row.backoff_over ? 'backoff' : !row.budget_ok ? 'budget' : undefined) : undefined;
     if (heldBack === 'budget') fcmWakesHeldBack.inc({ priority });
     return {
       status: 'not-claimed',
@@ -219,7 +228,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
   }
 
   /** The earliest time every rule that refused this claim allows it (null: nothing pending). */
-  function readyAt(row: z.infer<typeof claimRow>, now: number, priority: Priority, wokenAt: number | undefined): number | null {
+  function readyAt(row: z.infer<typeof claimRow>, now: number, priority: WakePriority, wokenAt: number | undefined): number | null {
     if (!row.has_pending) return null;
     const last = Math.max(row.last_woken_at?.getTime() ?? now, wokenAt ?? -Infinity);
     const times = [now];
@@ -233,15 +242,19 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
   /**
    * An unexpected error (a database failure, say) is retried by Temporal, but its message and
    * cause never reach the history: a query error carries its bound values, and here those
-   * include the push token.
+   * include the push token. The send itself never throws: transports/observe.ts is the one net
+   * under a transport, and this activity counts each wake once (`wakes`).
    */
   async function sendWake(input: SendInput): Promise<SendResult> {
     try {
       return await sendWakeUnguarded(input);
     } catch (error) {
       if (error instanceof ApplicationFailure) throw error;
-      log.warn({ registrationId: input.registrationId, error: error instanceof Error ? error.name : 'unknown' }, 'send activity failed unexpectedly');
-      throw ApplicationFailure.create({ type: 'SendActivityError', message: `send failed: ${error instanceof Error ? error.name : 'unknown error'}` });
+      log.warn({ registrationId: input.registrationId, err: errorSummary(error) }, 'send activity failed unexpectedly');
+      throw ApplicationFailure.create({
+        type: 'SendActivityError',
+        message: `send failed: ${error instanceof Error ? error.name : 'unknown error'}`,
+      });
     }
   }
 
@@ -307,7 +320,10 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
       return { outcome: 'dead', reason: `${failures} consecutive failures of the endpoint (last: ${outcome.reason})` };
     }
     const level = outcome.cause === 'outage' ? 'debug' : 'info';
-    log[level]({ ...ids, cause: outcome.cause, counted: outcome.counts, failures, reason: outcome.reason, until: new Date(until).toISOString() }, 'wake not delivered; backing off');
+    log[level](
+      { ...ids, cause: outcome.cause, counted: outcome.counts, failures, reason: outcome.reason, until: new Date(until).toISOString() },
+      'wake not delivered; backing off',
+    );
     return { outcome: 'deferred', reason: outcome.reason, until };
   }
 
@@ -321,9 +337,16 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
     const last = configErrorLogged.get(reason) ?? -Infinity;
     if (Date.now() - last >= 60_000) {
       configErrorLogged.set(reason, Date.now());
-      log.error({ ...ids, alert: 'transport-misconfigured', reason }, 'wake not sent: configuration problem on our side (retried every few minutes until fixed)');
+      log.error(
+        { ...ids, alert: 'transport-misconfigured', reason },
+        'wake not sent: configuration problem on our side (retried every few minutes until fixed)',
+      );
     }
-    throw ApplicationFailure.create({ type: 'TransportMisconfigured', message: `wake not sent, configuration problem on our side: ${reason}`, nextRetryDelay: misconfiguredRetryMs });
+    throw ApplicationFailure.create({
+      type: 'TransportMisconfigured',
+      message: `wake not sent, configuration problem on our side: ${reason}`,
+      nextRetryDelay: misconfiguredRetryMs,
+    });
   }
 
   /** After a delivery: failures and back-off start again. Best effort; a miss is reset by the next delivery. */
@@ -333,7 +356,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
         UPDATE push_registrations SET failures = 0, backoff_count = 0, backoff_until = NULL, backoff_reason = NULL, backoff_origin = NULL
         WHERE id = ${registration.id} AND token = ${registration.token} AND (failures <> 0 OR backoff_count <> 0)`);
     } catch (error) {
-      log.warn({ ...ids, error: error instanceof Error ? error.name : 'unknown' }, 'wake delivered; could not reset the failure count (the next delivery will)');
+      log.warn({ ...ids, err: errorSummary(error) }, 'wake delivered; could not reset the failure count (the next delivery will)');
     }
   }
 

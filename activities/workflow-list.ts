@@ -5,7 +5,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { registrationWorkflowType } from '../temporal/names.js';
-import type { Device } from '../temporal/registrations.js';
+import type { DeviceIdentity } from '../src/domain.js';
 
 export interface ListedWorkflow {
   readonly workflowId: string;
@@ -24,11 +24,7 @@ export interface ListOptions {
 
 export async function* listRunningRegistrations(client: Client, options: ListOptions): AsyncGenerator<ListedWorkflow> {
   if (options.userIds !== undefined && options.userIds.length === 0) return;
-  const clauses = [
-    `WorkflowType = ${quote(registrationWorkflowType)}`,
-    `TaskQueue = ${quote(options.taskQueue)}`,
-    `ExecutionStatus = 'Running'`,
-  ];
+  const clauses = [`WorkflowType = ${quote(registrationWorkflowType)}`, `TaskQueue = ${quote(options.taskQueue)}`, `ExecutionStatus = 'Running'`];
   if (options.startedAtOrBefore) clauses.push(`StartTime <= ${quote(options.startedAtOrBefore)}`);
   if (options.userIds !== undefined) clauses.push(`PushUserId IN (${options.userIds.map(quote).join(', ')})`);
   for await (const info of client.workflow.list({ query: clauses.join(' AND '), pageSize: options.pageSize })) {
@@ -37,7 +33,7 @@ export async function* listRunningRegistrations(client: Client, options: ListOpt
 }
 
 /** `push-device:<user_id>:<device_id>` → the device; the user id is decimal, the device id may hold ':'. */
-export function parseRegistrationWorkflowId(workflowId: string): Device | undefined {
+export function parseRegistrationWorkflowId(workflowId: string): DeviceIdentity | undefined {
   const match = /^push-device:(\d{1,19}):(.+)$/s.exec(workflowId);
   return match === null ? undefined : { userId: match[1]!, deviceId: match[2]! };
 }

@@ -65,7 +65,12 @@ const cycleOf = (c: Cost): CycleCost => ({
 export function measuredFrom(results: ResultsFile | undefined): { measured: Measured; sources: Record<string, string> } {
   const sources: Record<string, string> = {};
   const section = (id: string) => results?.sections?.find((s) => s.id === id);
-  const take = <T>(field: string, id: string, read: (details: Record<string, unknown>, figures: NonNullable<ResultsFile['sections']>[number]['figures']) => T | undefined, fallback: T): T => {
+  const take = <T>(
+    field: string,
+    id: string,
+    read: (details: Record<string, unknown>, figures: NonNullable<ResultsFile['sections']>[number]['figures']) => T | undefined,
+    fallback: T,
+  ): T => {
     const s = section(id);
     try {
       const value = s === undefined ? undefined : read(s.details ?? {}, s.figures ?? []);
@@ -89,18 +94,37 @@ export function measuredFrom(results: ResultsFile | undefined): { measured: Meas
           wakeCycle: { cost: Cost; bytes: number; writes?: Writes };
         }
       | undefined;
-  const figure = (figures: readonly { name: string; value: number | null }[] | undefined, starts: string) => figures?.find((f) => f.name.startsWith(starts))?.value ?? undefined;
+  const figure = (figures: readonly { name: string; value: number | null }[] | undefined, starts: string) =>
+    figures?.find((f) => f.name.startsWith(starts))?.value ?? undefined;
   const measured: Measured = {
     quietCycle: take('quietCycle', 'live-traffic', (d) => (perWake(d) ? cycleOf(perWake(d)!.quiet) : undefined), m.quietCycle),
     busyCycle: take('busyCycle', 'live-traffic', (d) => (perWake(d) ? cycleOf(perWake(d)!.busy) : undefined), m.busyCycle),
-    bytesPerEvent: take('bytesPerEvent', 'scale-churn', (d) => (churn(d) ? churn(d)!.wakeCycle.bytes / churn(d)!.wakeCycle.cost.events : undefined), m.bytesPerEvent),
-    registration: take('registration', 'scale-churn', (d) => (churn(d) ? { ...cycleOf(churn(d)!.firstRegistration.cost), bytes: churn(d)!.firstRegistration.bytes } : undefined), m.registration),
+    bytesPerEvent: take(
+      'bytesPerEvent',
+      'scale-churn',
+      (d) => (churn(d) ? churn(d)!.wakeCycle.bytes / churn(d)!.wakeCycle.cost.events : undefined),
+      m.bytesPerEvent,
+    ),
+    registration: take(
+      'registration',
+      'scale-churn',
+      (d) => (churn(d) ? { ...cycleOf(churn(d)!.firstRegistration.cost), bytes: churn(d)!.firstRegistration.bytes } : undefined),
+      m.registration,
+    ),
     reregistration: take(
       'reregistration',
       'scale-churn',
       (d) => {
         const r = churn(d)?.reregistration;
-        return r === undefined ? undefined : { ...cycleOf(r.cost), bytes: r.bytes, pgCommits: r.writes.walSyncs ?? r.writes.commits ?? m.reregistration.pgCommits, pgRows: r.writes.rowsWritten, walBytes: r.writes.walBytes };
+        return r === undefined
+          ? undefined
+          : {
+              ...cycleOf(r.cost),
+              bytes: r.bytes,
+              pgCommits: r.writes.walSyncs ?? r.writes.commits ?? m.reregistration.pgCommits,
+              pgRows: r.writes.rowsWritten,
+              walBytes: r.writes.walBytes,
+            };
       },
       m.reregistration,
     ),
@@ -123,7 +147,12 @@ export function measuredFrom(results: ResultsFile | undefined): { measured: Meas
       },
       m.bridgeWalBytesPerRow,
     ),
-    workerBaseRssMiB: take('workerBaseRssMiB', 'worker-memory', (d) => (d.samples as { rssMiB: number }[] | undefined)?.[0]?.rssMiB, m.workerBaseRssMiB),
+    workerBaseRssMiB: take(
+      'workerBaseRssMiB',
+      'worker-memory',
+      (d) => (d.samples as { rssMiB: number }[] | undefined)?.[0]?.rssMiB,
+      m.workerBaseRssMiB,
+    ),
     workerRssMiBPerCachedWorkflow: take(
       'workerRssMiBPerCachedWorkflow',
       'worker-memory',
@@ -148,8 +177,12 @@ export function measuredFrom(results: ResultsFile | undefined): { measured: Meas
       'mibPerMillion',
       'scale',
       (_, figures) => {
-        const [registrations, pendingRows, ledgerRows] = ['push_registrations:', 'push_pending:', 'push_processed_events:'].map((p) => figure(figures, p));
-        return registrations === undefined || pendingRows === undefined || ledgerRows === undefined ? undefined : { registrations, pendingRows, ledgerRows };
+        const [registrations, pendingRows, ledgerRows] = ['push_registrations:', 'push_pending:', 'push_processed_events:'].map((p) =>
+          figure(figures, p),
+        );
+        return registrations === undefined || pendingRows === undefined || ledgerRows === undefined
+          ? undefined
+          : { registrations, pendingRows, ledgerRows };
       },
       m.mibPerMillion,
     ),
@@ -184,8 +217,18 @@ export function checkAgainstBench(results: ResultsFile | undefined, assumptions:
     // One message a second: λ = 1; the first message wakes at once, then the formula's rate.
     const predicted = 1 + (messages.busy - 1) * wakesPerSecond(1, assumptions.minIntervalSeconds);
     const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-    rows.push({ what: `busy channel (1 message/s for ${messages.busy} s): wakes per device`, predicted, measured: median(busyDevices.map((d) => d.wakes)), unit: 'wakes' });
-    rows.push({ what: 'busy channel: `pending` signals per device (one per cycle)', predicted, measured: median(busyDevices.map((d) => d.signals.pending ?? 0)), unit: 'signals' });
+    rows.push({
+      what: `busy channel (1 message/s for ${messages.busy} s): wakes per device`,
+      predicted,
+      measured: median(busyDevices.map((d) => d.wakes)),
+      unit: 'wakes',
+    });
+    rows.push({
+      what: 'busy channel: `pending` signals per device (one per cycle)',
+      predicted,
+      measured: median(busyDevices.map((d) => d.signals.pending ?? 0)),
+      unit: 'signals',
+    });
   }
   for (const [id, engine] of [
     ['fan-out', ''],
@@ -193,18 +236,34 @@ export function checkAgainstBench(results: ResultsFile | undefined, assumptions:
   ] as const) {
     const fanOut = section(id)?.details;
     const runs = fanOut?.runs as
-      | { devices: number; ours: { lastMs: number | null; completed?: boolean }; ceiling: { lastMs: number | null; received: number; completed?: boolean } }[]
+      | {
+          devices: number;
+          ours: { lastMs: number | null; completed?: boolean };
+          ceiling: { lastMs: number | null; received: number; completed?: boolean };
+        }[]
       | undefined;
     const history = fanOut?.firstWakeHistory as { ours: Cost; ceiling: Cost } | undefined;
     // The workflow tasks up to the wake: a task a fired timer caused (the interval's) comes after it.
     const tasksToWake = (c: Cost) => Math.max(1, c.workflowTasks - (c.byType?.TimerFired ?? 0));
     for (const run of runs ?? []) {
       // A run that missed its deadline has no time to the last wake to compare.
-      if (history === undefined || run.ours.lastMs === null || run.ceiling.lastMs === null || run.ours.completed === false || run.ceiling.completed === false) continue;
+      if (
+        history === undefined ||
+        run.ours.lastMs === null ||
+        run.ceiling.lastMs === null ||
+        run.ours.completed === false ||
+        run.ceiling.completed === false
+      )
+        continue;
       // Engine-bound: our first wakes take as many workflow tasks per second as the ceiling's did.
       const ceilingTasksPerSecond = (run.ceiling.received * tasksToWake(history.ceiling)) / (run.ceiling.lastMs / 1000);
       const predicted = (run.devices * tasksToWake(history.ours)) / ceilingTasksPerSecond;
-      rows.push({ what: `fan-out to ${run.devices.toLocaleString('en-US')} devices${engine}: message → last wake (engine-bound on workflow tasks)`, predicted, measured: run.ours.lastMs / 1000, unit: 's' });
+      rows.push({
+        what: `fan-out to ${run.devices.toLocaleString('en-US')} devices${engine}: message → last wake (engine-bound on workflow tasks)`,
+        predicted,
+        measured: run.ours.lastMs / 1000,
+        unit: 's',
+      });
     }
   }
   return rows;
@@ -213,7 +272,10 @@ export function checkAgainstBench(results: ResultsFile | undefined, assumptions:
 // ---------------------------------------------------------------------------------------------
 // The command
 
-const options: Record<string, { readonly key: keyof Workload | keyof Assumptions | 'pricePerMillion'; readonly help: string; readonly fallback?: number }> = {
+const options: Record<
+  string,
+  { readonly key: keyof Workload | keyof Assumptions | 'pricePerMillion'; readonly help: string; readonly fallback?: number }
+> = {
   '--devices': { key: 'devices', help: 'registrations (one workflow each)', fallback: 1_000_000 },
   '--messages-per-second': { key: 'messagesPerSecond', help: 'MESSAGE_CREATE events per second, all channels', fallback: 200 },
   '--dm-share': { key: 'dmShare', help: 'share of messages in DMs and group DMs', fallback: 0.3 },
@@ -236,7 +298,7 @@ function usage(): string {
     'usage: npm run -s capacity -- [--devices N] [--messages-per-second N] [--dm-share F] … [--results FILE] [--check] [--json]',
     ...Object.entries(options).map(([flag, o]) => `  ${flag.padEnd(30)} ${o.help}${o.fallback === undefined ? '' : ` (default ${o.fallback})`}`),
     '  --results FILE                 the measured costs (default bench/results/latest.json)',
-    '  --check                        also the model against the bench\'s own fan-out and busy channel',
+    "  --check                        also the model against the bench's own fan-out and busy channel",
     '  --json                         everything as JSON',
   ].join('\n');
 }
@@ -283,7 +345,11 @@ export function parseArgs(argv: readonly string[]): { workload: Workload; assump
     pricing:
       flat === undefined
         ? defaultAssumptions.pricing
-        : { ...defaultAssumptions.pricing, source: `a flat $${flat} per million actions (--price-per-million-actions)`, actionTiers: [[Number.POSITIVE_INFINITY, flat]] },
+        : {
+            ...defaultAssumptions.pricing,
+            source: `a flat $${flat} per million actions (--price-per-million-actions)`,
+            actionTiers: [[Number.POSITIVE_INFINITY, flat]],
+          },
   };
   return { workload, assumptions, results, check, json };
 }
@@ -293,7 +359,13 @@ export class UsageError extends Error {}
 const n = (v: number, digits = 3) => (Math.abs(v) >= 1000 ? Math.round(v).toLocaleString('en-US') : Number(v.toPrecision(digits)).toString());
 const usd = (v: number) => `$${Math.round(v).toLocaleString('en-US')}`;
 
-export function render(workload: Workload, assumptions: Assumptions, c: Capacity, sources: Record<string, string>, check: CheckRow[] | undefined): string {
+export function render(
+  workload: Workload,
+  assumptions: Assumptions,
+  c: Capacity,
+  sources: Record<string, string>,
+  check: CheckRow[] | undefined,
+): string {
   const lines: string[] = [];
   const row = (what: string, value: string, note = '') => lines.push(`  ${what.padEnd(48)} ${value}${note ? `   (${note})` : ''}`);
   lines.push(
@@ -306,14 +378,30 @@ export function render(workload: Workload, assumptions: Assumptions, c: Capacity
   row('history events per wake → drain cycle', n(c.cycle.events));
   lines.push('', 'Temporal');
   row('wakes (= FCM/UnifiedPush sends)', `${n(c.wakesPerSecond)} /s`);
-  row('billable actions', `${n(c.temporal.actionsPerSecond)} /s`, `wakes ${n(c.temporal.actionsBySource.wakes)}, re-registrations ${n(c.temporal.actionsBySource.reregistrations)}, registrations ${n(c.temporal.actionsBySource.registrations)}, maintenance ${n(c.temporal.actionsBySource.maintenance)}`);
+  row(
+    'billable actions',
+    `${n(c.temporal.actionsPerSecond)} /s`,
+    `wakes ${n(c.temporal.actionsBySource.wakes)}, re-registrations ${n(c.temporal.actionsBySource.reregistrations)}, registrations ${n(c.temporal.actionsBySource.registrations)}, maintenance ${n(c.temporal.actionsBySource.maintenance)}`,
+  );
   row('billable actions per month', n(c.temporal.actionsPerMonth), `${assumptions.hoursPerMonth} h`);
   row('workflow tasks', `${n(c.temporal.workflowTasksPerSecond)} /s`, `peak ${n(c.temporal.workflowTasksPerSecond * workload.peakFactor)} /s`);
   row('history written', `${n(c.temporal.historyEventsPerSecond)} events/s, ${n(c.temporal.historyBytesPerSecond / 1024)} KiB/s`);
-  row('history storage: open runs (active)', `${n(c.temporal.activeStorageGB)} GB`, `a run lasts ${Number.isFinite(c.temporal.runDays) ? n(c.temporal.runDays) : '∞'} days`);
+  row(
+    'history storage: open runs (active)',
+    `${n(c.temporal.activeStorageGB)} GB`,
+    `a run lasts ${Number.isFinite(c.temporal.runDays) ? n(c.temporal.runDays) : '∞'} days`,
+  );
   row('history storage: closed runs (retained)', `${n(c.temporal.retainedStorageGB)} GB`, `${assumptions.retentionDays} days' retention`);
-  row('history shards to provision', n(c.temporal.historyShards), `${n(c.temporal.historyShardsBy.workflows)} by open workflows, ${n(c.temporal.historyShardsBy.transitions)} by ${n(c.temporal.stateTransitionsPerSecondPeak)} peak transitions/s`);
-  row('workers', n(c.workers.workers), `${n(c.workers.cachedWorkflows)} workflows woken within ${assumptions.cacheWindowSeconds} s cached, ${n(c.workers.workflowsPerWorker)} per ${assumptions.workerRssBudgetMiB} MiB worker; ${n(c.workers.workersToCacheEveryDevice)} to cache every device`);
+  row(
+    'history shards to provision',
+    n(c.temporal.historyShards),
+    `${n(c.temporal.historyShardsBy.workflows)} by open workflows, ${n(c.temporal.historyShardsBy.transitions)} by ${n(c.temporal.stateTransitionsPerSecondPeak)} peak transitions/s`,
+  );
+  row(
+    'workers',
+    n(c.workers.workers),
+    `${n(c.workers.cachedWorkflows)} workflows woken within ${assumptions.cacheWindowSeconds} s cached, ${n(c.workers.workflowsPerWorker)} per ${assumptions.workerRssBudgetMiB} MiB worker; ${n(c.workers.workersToCacheEveryDevice)} to cache every device`,
+  );
   lines.push('', `Temporal Cloud, a month (${assumptions.pricing.source})`);
   row('actions beyond the plan', usd(c.bill.actions));
   row('storage beyond the plan', usd(c.bill.storage), `${n(c.bill.activeGBh)} GBh active, ${n(c.bill.retainedGBh)} GBh retained`);
@@ -323,15 +411,25 @@ export function render(workload: Workload, assumptions: Assumptions, c: Capacity
   row('rows written', `${n(c.postgres.rowsPerSecond)} /s`, `peak ${n(c.postgres.peakRowsPerSecond)} /s`);
   row('commits', `${n(c.postgres.commitsPerSecond)} /s`);
   row('WAL', `${n(c.postgres.walMiBPerSecond)} MiB/s`);
-  row('push_registrations / push_pending / ledger', `${n(c.postgres.sizeGiB.registrations)} / ${n(c.postgres.sizeGiB.pending)} / ${n(c.postgres.sizeGiB.ledger)} GiB`);
+  row(
+    'push_registrations / push_pending / ledger',
+    `${n(c.postgres.sizeGiB.registrations)} / ${n(c.postgres.sizeGiB.pending)} / ${n(c.postgres.sizeGiB.ledger)} GiB`,
+  );
   lines.push('', 'NATS JetStream');
-  row('MESSAGE_CREATE events consumed', `${n(c.nats.eventsPerSecond)} /s, ${n(c.nats.bytesPerSecond / 1024)} KiB/s`, `stream ${n(c.nats.streamGiB)} GiB over ${assumptions.streamMaxAgeDays} days`);
+  row(
+    'MESSAGE_CREATE events consumed',
+    `${n(c.nats.eventsPerSecond)} /s, ${n(c.nats.bytesPerSecond / 1024)} KiB/s`,
+    `stream ${n(c.nats.streamGiB)} GiB over ${assumptions.streamMaxAgeDays} days`,
+  );
   lines.push('', 'measured costs from:');
   for (const [field, source] of Object.entries(sources)) lines.push(`  ${field.padEnd(30)} ${source}`);
   if (check !== undefined) {
     lines.push('', "the model against the bench's own runs:");
     if (check.length === 0) lines.push('  (the results file has no fan-out or live-traffic section)');
-    for (const r of check) lines.push(`  ${r.what.padEnd(80)} predicted ${n(r.predicted)} ${r.unit}, measured ${n(r.measured)} ${r.unit} (${n(r.predicted / r.measured)}×)`);
+    for (const r of check)
+      lines.push(
+        `  ${r.what.padEnd(80)} predicted ${n(r.predicted)} ${r.unit}, measured ${n(r.measured)} ${r.unit} (${n(r.predicted / r.measured)}×)`,
+      );
   }
   return lines.join('\n');
 }

@@ -117,7 +117,8 @@ export interface CloudPricing {
  * of usage and includes 2.5M Actions, 2.5 GB Active and 100 GB Retained Storage (1 GB = 744 GBh).
  */
 export const temporalCloudPricing: CloudPricing = {
-  source: 'Temporal Cloud Pay-As-You-Go, Business plan: docs.temporal.io/cloud/pricing (temporalio/documentation docs/evaluate/cloud/pricing.mdx, read 2026-12-03)',
+  source:
+    'Temporal Cloud Pay-As-You-Go, Business plan: docs.temporal.io/cloud/pricing (temporalio/documentation docs/evaluate/cloud/pricing.mdx, read 2026-12-03)',
   actionTiers: [
     [5e6, 50],
     [5e6, 45],
@@ -168,7 +169,13 @@ export function busyShare(lambda: number, intervalSeconds: number): number {
 
 function blend(a: CycleCost, b: CycleCost, share: number): CycleCost {
   const mix = (key: keyof CycleCost) => a[key] * (1 - share) + b[key] * share;
-  return { events: mix('events'), actions: mix('actions'), workflowTasks: mix('workflowTasks'), signals: mix('signals'), timersFired: mix('timersFired') };
+  return {
+    events: mix('events'),
+    actions: mix('actions'),
+    workflowTasks: mix('workflowTasks'),
+    signals: mix('signals'),
+    timersFired: mix('timersFired'),
+  };
 }
 
 /** USD for `actions` in a month, over the tiers. */
@@ -192,7 +199,10 @@ export interface CloudBill {
 }
 
 /** A month on Temporal Cloud: actions and storage beyond the plan's allocations, then the plan. */
-export function cloudBill(month: { readonly actions: number; readonly activeGBh: number; readonly retainedGBh: number }, pricing: CloudPricing): CloudBill {
+export function cloudBill(
+  month: { readonly actions: number; readonly activeGBh: number; readonly retainedGBh: number },
+  pricing: CloudPricing,
+): CloudBill {
   const actions = tieredActionsCost(month.actions - pricing.includedActions, pricing.actionTiers);
   const active = Math.max(0, month.activeGBh - pricing.includedActiveGB * pricing.gbhPerIncludedGB) * pricing.activeStoragePerGBh;
   const retained = Math.max(0, month.retainedGBh - pricing.includedRetainedGB * pricing.gbhPerIncludedGB) * pricing.retainedStoragePerGBh;
@@ -205,14 +215,24 @@ const nextPowerOfTwo = (n: number) => 2 ** Math.ceil(Math.log2(Math.max(1, n)));
 
 export interface Capacity {
   /** Messages reaching one device per second, its wakes per second, the share of busy cycles. */
-  readonly perDevice: { readonly messagesPerSecond: number; readonly wakesPerSecond: number; readonly wakesPerDay: number; readonly busyShare: number };
+  readonly perDevice: {
+    readonly messagesPerSecond: number;
+    readonly wakesPerSecond: number;
+    readonly wakesPerDay: number;
+    readonly busyShare: number;
+  };
   readonly cycle: CycleCost;
   readonly wakesPerSecond: number;
   readonly temporal: {
     readonly actionsPerSecond: number;
     readonly actionsPerMonth: number;
     /** Where the actions come from, per second. */
-    readonly actionsBySource: { readonly wakes: number; readonly reregistrations: number; readonly registrations: number; readonly maintenance: number };
+    readonly actionsBySource: {
+      readonly wakes: number;
+      readonly reregistrations: number;
+      readonly registrations: number;
+      readonly maintenance: number;
+    };
     readonly workflowTasksPerSecond: number;
     readonly historyEventsPerSecond: number;
     readonly historyBytesPerSecond: number;
@@ -264,9 +284,13 @@ export function capacity(workload: Workload, measured: Measured, assumptions: As
   };
   const actionsPerSecond = actionsBySource.wakes + actionsBySource.reregistrations + actionsBySource.registrations + actionsBySource.maintenance;
   const secondsPerMonth = assumptions.hoursPerMonth * 3600;
-  const workflowTasksPerSecond = wakes * cycle.workflowTasks + rereg * measured.reregistration.workflowTasks + registrations * measured.registration.workflowTasks;
+  const workflowTasksPerSecond =
+    wakes * cycle.workflowTasks + rereg * measured.reregistration.workflowTasks + registrations * measured.registration.workflowTasks;
   const historyEventsPerSecond =
-    wakes * cycle.events + rereg * measured.reregistration.events + registrations * measured.registration.events + maintenanceRuns * measured.maintenanceRun.events;
+    wakes * cycle.events +
+    rereg * measured.reregistration.events +
+    registrations * measured.registration.events +
+    maintenanceRuns * measured.maintenanceRun.events;
   const historyBytesPerSecond = historyEventsPerSecond * measured.bytesPerEvent;
 
   // One device's run: it grows by its wakes and re-registrations until it continues as new.
@@ -285,7 +309,9 @@ export function capacity(workload: Workload, measured: Measured, assumptions: As
   // State transitions: each signal, each workflow task's start and completion, each timer fired.
   const transitionsPerCycle = cycle.signals + 2 * cycle.workflowTasks + cycle.timersFired;
   const transitionsPerSecond =
-    wakes * transitionsPerCycle + rereg * (measured.reregistration.signals + 2 * measured.reregistration.workflowTasks) + registrations * (1 + 2 * measured.registration.workflowTasks);
+    wakes * transitionsPerCycle +
+    rereg * (measured.reregistration.signals + 2 * measured.reregistration.workflowTasks) +
+    registrations * (1 + 2 * measured.registration.workflowTasks);
   const stateTransitionsPerSecondPeak = transitionsPerSecond * workload.peakFactor;
   const byWorkflows = d / assumptions.workflowsPerShard;
   const byTransitions = stateTransitionsPerSecondPeak / assumptions.transitionsPerShardPerSecond;
@@ -295,7 +321,10 @@ export function capacity(workload: Workload, measured: Measured, assumptions: As
   const retainedGBh = retainedStorageGB * assumptions.hoursPerMonth;
   const bill = cloudBill({ actions: actionsPerMonth, activeGBh, retainedGBh }, assumptions.pricing);
 
-  const workflowsPerWorker = Math.max(1, Math.floor((assumptions.workerRssBudgetMiB - measured.workerBaseRssMiB) / measured.workerRssMiBPerCachedWorkflow));
+  const workflowsPerWorker = Math.max(
+    1,
+    Math.floor((assumptions.workerRssBudgetMiB - measured.workerBaseRssMiB) / measured.workerRssMiBPerCachedWorkflow),
+  );
   const cachedWorkflows = d * (1 - Math.exp(-perDeviceWakes * assumptions.cacheWindowSeconds));
 
   // PostgreSQL: the bridge writes one pending row per device a message reaches (created or
@@ -303,7 +332,8 @@ export function capacity(workload: Workload, measured: Measured, assumptions: As
   const bridgeRows = deliveries + workload.messagesPerSecond;
   const rowsPerSecond = bridgeRows + wakes * measured.wakeWrites.pgRows + rereg * measured.reregistration.pgRows + registrations;
   const commitsPerSecond = workload.messagesPerSecond + wakes * measured.wakeWrites.pgCommits + rereg * measured.reregistration.pgCommits;
-  const walBytesPerSecond = deliveries * measured.bridgeWalBytesPerRow + wakes * measured.wakeWrites.walBytes + rereg * measured.reregistration.walBytes;
+  const walBytesPerSecond =
+    deliveries * measured.bridgeWalBytesPerRow + wakes * measured.wakeWrites.walBytes + rereg * measured.reregistration.walBytes;
   const gib = (rows: number, mibPerMillion: number) => ((rows / 1e6) * mibPerMillion) / 1024;
 
   return {

@@ -15,7 +15,9 @@ function main(): void {
   const c = capacity(workload, measured, assumptions);
   const checkRows = check ? checkAgainstBench(results, assumptions) : undefined;
   process.stdout.write(
-    json ? JSON.stringify({ workload, assumptions, measured, sources, capacity: c, check: checkRows }, null, 2) + '\n' : render(workload, assumptions, c, sources, checkRows) + '\n',
+    json
+      ? JSON.stringify({ workload, assumptions, measured, sources, capacity: c, check: checkRows }, null, 2) + '\n'
+      : render(workload, assumptions, c, sources, checkRows) + '\n',
   );
 }
 

@@ -5,8 +5,8 @@
  */
 import type { Client } from '@temporalio/client';
 import { settleAll } from '../src/bridge/concurrency.js';
-import { deviceApi, type DeviceApi } from '../src/simulator/api-client.js';
-import { signDeviceJwt } from '../src/simulator/dev-token.js';
+import { deviceApi, type DeviceApi } from '../simulator/api-client.js';
+import { signDeviceJwt } from '../simulator/dev-token.js';
 import { registrationWorkflowId } from '../temporal/names.js';
 import { fetchEvents, typeName } from './history.js';
 import type { BenchDevice } from './seed.js';
@@ -30,7 +30,12 @@ export async function withApi(devices: readonly BenchDevice[], apiUrl: string, j
 /** Registers every device through the api, 16 at a time. */
 export async function registerAll(devices: readonly ApiDevice[]): Promise<void> {
   const failures = await settleAll(devices, 16, async (d) => {
-    await d.api.register({ transport: 'unifiedpush', token: d.endpoint, p256dh: d.keys.p256dh.toString('base64url'), auth: d.keys.auth.toString('base64url') });
+    await d.api.register({
+      transport: 'unifiedpush',
+      token: d.endpoint,
+      p256dh: d.keys.p256dh.toString('base64url'),
+      auth: d.keys.auth.toString('base64url'),
+    });
   });
   if (failures.length > 0) throw new Error(`${failures.length} registrations failed: ${String(failures[0])}`);
 }
@@ -48,7 +53,10 @@ export async function settledHistoryLengths(client: Client, workflowIds: readonl
     const still: string[] = [];
     await settleAll(waiting, 16, async (id) => {
       const events = await fetchEvents(client, id).catch(() => []);
-      const lastTask = events.map((e) => typeName(e.eventType)).filter((t) => t.startsWith('WorkflowTask')).at(-1);
+      const lastTask = events
+        .map((e) => typeName(e.eventType))
+        .filter((t) => t.startsWith('WorkflowTask'))
+        .at(-1);
       if (lastTask === 'WorkflowTaskCompleted') lengths.set(id, events.length);
       else still.push(id);
     });

@@ -1,9 +1,9 @@
 /**
- * The fake UnifiedPush distributor (src/simulator/distributor.ts) shared by every
+ * The fake UnifiedPush distributor (simulator/distributor.ts) shared by every
  * measurement, with one listener slot: the measurement running now sees each wake as it
  * arrives (the distributor has checked and decrypted it by then).
  */
-import { startDistributor, type DistributorMessage, type FakeDistributor } from '../src/simulator/distributor.js';
+import { startDistributor, type DistributorMessage, type FakeDistributor } from '../simulator/distributor.js';
 
 export interface DistributorTap {
   readonly distributor: FakeDistributor;

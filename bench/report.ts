@@ -68,10 +68,13 @@ export class Report {
     const clean: Figure = {
       ...figure,
       value: figure.value === null ? null : round(figure.value),
-      ...(figure.reference === undefined ? {} : { reference: { ...figure.reference, value: figure.reference.value === null ? null : round(figure.reference.value) } }),
+      ...(figure.reference === undefined
+        ? {}
+        : { reference: { ...figure.reference, value: figure.reference.value === null ? null : round(figure.reference.value) } }),
     };
     section.figures.push(clean);
-    const ref = clean.reference === undefined ? '' : `   vs ${clean.reference.name}: ${show(clean.reference.value)} ${clean.unit}   ratio ${showRatio(clean)}`;
+    const ref =
+      clean.reference === undefined ? '' : `   vs ${clean.reference.name}: ${show(clean.reference.value)} ${clean.unit}   ratio ${showRatio(clean)}`;
     process.stdout.write(`  ${clean.name}: ${show(clean.value)} ${clean.unit}${ref}${clean.note ? `   (${clean.note})` : ''}\n`);
   }
 
@@ -149,10 +152,15 @@ export class Report {
       lines.push(`| machine | ${env.cores} × ${env.cpu}, ${env.memoryGiB} GiB, ${env.os} |`);
       lines.push(`| Node | ${env.node} |`);
       lines.push(`| Temporal | ${env.temporalCli} (dev server, SQLite); TypeScript SDK ${env.temporalSdk} |`);
-      lines.push(`| Temporal server | ${env.temporalServer} (the real server, PostgreSQL persistence, mTLS: the sections marked "real Temporal server") |`);
+      lines.push(
+        `| Temporal server | ${env.temporalServer} (the real server, PostgreSQL persistence, mTLS: the sections marked "real Temporal server") |`,
+      );
       lines.push(`| PostgreSQL | ${env.postgres} (fsync on) |`);
       lines.push(`| NATS | ${env.nats} (JetStream, file storage) |`);
-      lines.push(`| load average (1 min) | ${run.loadAverage.start.toFixed(2)} before the run, ${run.loadAverage.end.toFixed(2)} after it (others' work on the machine skews every timing) |`, '');
+      lines.push(
+        `| load average (1 min) | ${run.loadAverage.start.toFixed(2)} before the run, ${run.loadAverage.end.toFixed(2)} after it (others' work on the machine skews every timing) |`,
+        '',
+      );
     }
     lines.push('## How to read', '');
     lines.push(
@@ -162,7 +170,7 @@ export class Report {
       'The stack is private and local (.dev/bench): PostgreSQL, NATS JetStream and the Temporal CLI dev',
       'server, whose single SQLite-backed process is far slower than a Temporal cluster, on a',
       'machine whose cores it shares with the api, worker, bridge and the load generator. Read absolute',
-      'numbers as this machine\'s, and the ratios as the finding: where time goes and what each wake',
+      "numbers as this machine's, and the ratios as the finding: where time goes and what each wake",
       'costs. Counts (history events, actions, wakes per device) do not depend on the machine. The',
       'plots are in docs/benchmarks/, every number and series in bench/results/latest.json. Nothing',
       'here is asserted by a test; that crashes lose nothing is the subject of the fault tests',
@@ -253,7 +261,9 @@ function captionOf(sectionId: string, file: string): string {
   const markdown = path.join(docsDir, 'benchmarks.md');
   const base = path.basename(file);
   if (existsSync(markdown)) {
-    const line = readFileSync(markdown, 'utf8').split('\n').find((l) => l.includes(`](benchmarks/${base})`));
+    const line = readFileSync(markdown, 'utf8')
+      .split('\n')
+      .find((l) => l.includes(`](benchmarks/${base})`));
     const caption = line === undefined ? undefined : /^!\[(.*)\]\(/.exec(line)?.[1];
     if (caption !== undefined) return caption;
   }

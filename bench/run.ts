@@ -106,7 +106,21 @@ async function measureScale(stack: BenchStack, report: Report, settings: BenchSe
   if (failures.length > 0) throw new Error(failures.join('; '));
 }
 
-const docsOrder: readonly string[] = ['fan-out', 'fan-out-server', 'engines', 'live-traffic', 'bridge-sql', 'drain-api', 'worker-memory', 'fcm-budget', 'claim', 'wake-path', 'sweep', 'scale', 'scale-churn'];
+const docsOrder: readonly string[] = [
+  'fan-out',
+  'fan-out-server',
+  'engines',
+  'live-traffic',
+  'bridge-sql',
+  'drain-api',
+  'worker-memory',
+  'fcm-budget',
+  'claim',
+  'wake-path',
+  'sweep',
+  'scale',
+  'scale-churn',
+];
 
 async function main(): Promise<void> {
   const settings = loadBenchSettings();
@@ -119,10 +133,11 @@ async function main(): Promise<void> {
   let environment: Environment | undefined;
   let stopping: Promise<void> | undefined;
   let interrupted = false;
-  const stopAll = () => (stopping ??= (async () => {
-    await tap?.distributor.close().catch(() => undefined);
-    await stopBenchStack(stack);
-  })());
+  const stopAll = () =>
+    (stopping ??= (async () => {
+      await tap?.distributor.close().catch(() => undefined);
+      await stopBenchStack(stack);
+    })());
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
       interrupted = true;
@@ -160,7 +175,9 @@ async function main(): Promise<void> {
       const started = Date.now();
       await stopBenchStack(stack);
       stack = undefined;
-      process.stdout.write(`\nbench: scale ${settings.scale}; starting PostgreSQL, NATS and the real Temporal server (PostgreSQL persistence, mTLS) under .dev/bench\n`);
+      process.stdout.write(
+        `\nbench: scale ${settings.scale}; starting PostgreSQL, NATS and the real Temporal server (PostgreSQL persistence, mTLS) under .dev/bench\n`,
+      );
       try {
         stack = await startBenchStack({ temporal: 'server' });
         if (environment === undefined) {
@@ -171,7 +188,9 @@ async function main(): Promise<void> {
         compareEngines(report);
       } catch (error) {
         if (!interrupted) {
-          const section = report.sections.find((s) => s.id === 'fan-out-server') ?? report.section('fan-out-server', '1–3 on the real Temporal server: fan-out to a server channel');
+          const section =
+            report.sections.find((s) => s.id === 'fan-out-server') ??
+            report.section('fan-out-server', '1–3 on the real Temporal server: fan-out to a server channel');
           const message = error instanceof Error ? error.message : String(error);
           if (section.error === undefined) section.error = message;
           process.stderr.write(`bench: fan-out-server failed: ${error instanceof Error ? (error.stack ?? message) : message}\n`);
@@ -185,7 +204,9 @@ async function main(): Promise<void> {
   if (interrupted) return; // the signal handler exits; an interrupted run writes nothing
   const finishedAt = new Date();
   report.write({ startedAt, finishedAt, environment, settings, order: docsOrder, loadAverage: { start: loadAtStart, end: os.loadavg()[0]! } });
-  process.stdout.write(`\nbench: done in ${((finishedAt.getTime() - startedAt.getTime()) / 60_000).toFixed(1)} min; wrote bench/results/latest.json and docs/benchmarks.md\n`);
+  process.stdout.write(
+    `\nbench: done in ${((finishedAt.getTime() - startedAt.getTime()) / 60_000).toFixed(1)} min; wrote bench/results/latest.json and docs/benchmarks.md\n`,
+  );
   const failed = report.sections.filter((s) => s.error !== undefined).length;
   if (failed > 0) throw new Error(`${failed} measurement(s) failed (recorded in the report)`);
 }

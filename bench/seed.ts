@@ -7,7 +7,7 @@
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { VIEW_CHANNEL } from '../src/permissions/flags.js';
-import { createDeviceKeys, type DeviceKeys, type FakeDistributor } from '../src/simulator/distributor.js';
+import { createDeviceKeys, type DeviceKeys, type FakeDistributor } from '../simulator/distributor.js';
 
 const SEND_MESSAGES = 1n << 11n;
 
@@ -59,7 +59,10 @@ export function devicesFor(userIds: readonly string[], distributor: FakeDistribu
 }
 
 /** A server of `members` members plus its owner; every member may view each of its `channels`. */
-export async function seedServer(pool: DatabasePool, options: { readonly members: number; readonly channels: number; readonly distributor: FakeDistributor }): Promise<ServerWorld> {
+export async function seedServer(
+  pool: DatabasePool,
+  options: { readonly members: number; readonly channels: number; readonly distributor: FakeDistributor },
+): Promise<ServerWorld> {
   const [ownerId] = await seedUsers(pool, 1);
   const memberIds = await seedUsers(pool, options.members);
   const [serverId, ...roleIds] = nextIds(4);
@@ -67,9 +70,13 @@ export async function seedServer(pool: DatabasePool, options: { readonly members
   const everyone = VIEW_CHANNEL | SEND_MESSAGES;
   await pool.transaction(async (tx) => {
     await tx.query(sql.unsafe`INSERT INTO servers (id, owner_id, name) VALUES (${serverId!}, ${ownerId!}, 'bench')`);
-    await tx.query(sql.unsafe`INSERT INTO roles (id, server_id, permissions, position) VALUES (${serverId!}, ${serverId!}, ${everyone.toString()}, 0)`);
+    await tx.query(
+      sql.unsafe`INSERT INTO roles (id, server_id, permissions, position) VALUES (${serverId!}, ${serverId!}, ${everyone.toString()}, 0)`,
+    );
     for (const [i, roleId] of roleIds.entries()) {
-      await tx.query(sql.unsafe`INSERT INTO roles (id, server_id, permissions, position) VALUES (${roleId}, ${serverId!}, ${(SEND_MESSAGES << BigInt(i)).toString()}, ${i + 1})`);
+      await tx.query(
+        sql.unsafe`INSERT INTO roles (id, server_id, permissions, position) VALUES (${roleId}, ${serverId!}, ${(SEND_MESSAGES << BigInt(i)).toString()}, ${i + 1})`,
+      );
     }
     await tx.query(sql.unsafe`
       INSERT INTO server_members (server_id, user_id)
@@ -101,11 +108,26 @@ export async function insertRegistrations(pool: DatabasePool, devices: readonly 
       INSERT INTO push_registrations (user_id, device_id, transport, token, up_p256dh, up_auth)
       SELECT r.user_id, r.device_id, 'unifiedpush', r.token, decode(r.p256dh, 'base64'), decode(r.auth, 'base64')
       FROM unnest(
-        ${sql.array(chunk.map((d) => d.userId), 'int8')},
-        ${sql.array(chunk.map((d) => d.deviceId), 'text')},
-        ${sql.array(chunk.map((d) => d.endpoint), 'text')},
-        ${sql.array(chunk.map((d) => d.keys.p256dh.toString('base64')), 'text')},
-        ${sql.array(chunk.map((d) => d.keys.auth.toString('base64')), 'text')}
+        ${sql.array(
+          chunk.map((d) => d.userId),
+          'int8',
+        )},
+        ${sql.array(
+          chunk.map((d) => d.deviceId),
+          'text',
+        )},
+        ${sql.array(
+          chunk.map((d) => d.endpoint),
+          'text',
+        )},
+        ${sql.array(
+          chunk.map((d) => d.keys.p256dh.toString('base64')),
+          'text',
+        )},
+        ${sql.array(
+          chunk.map((d) => d.keys.auth.toString('base64')),
+          'text',
+        )}
       ) AS r(user_id, device_id, token, p256dh, auth)
       RETURNING id, user_id`);
     for (const row of rows) byUser.set(row.user_id, row.id);

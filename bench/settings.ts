@@ -4,7 +4,19 @@
  * names of `measurementNames`). The benchmark's own knobs, so read here (bench/ is outside
  * the services' configuration).
  */
-export const measurementNames = ['claim', 'wake-path', 'bridge-sql', 'fan-out', 'drain-api', 'live-traffic', 'worker-memory', 'fcm-budget', 'sweep', 'scale', 'fan-out-server'] as const;
+export const measurementNames = [
+  'claim',
+  'wake-path',
+  'bridge-sql',
+  'fan-out',
+  'drain-api',
+  'live-traffic',
+  'worker-memory',
+  'fcm-budget',
+  'sweep',
+  'scale',
+  'fan-out-server',
+] as const;
 export type MeasurementName = (typeof measurementNames)[number];
 
 export interface BenchSettings {
@@ -103,9 +115,13 @@ const small: Omit<BenchSettings, 'only'> = {
 export function loadBenchSettings(env: Readonly<Record<string, string | undefined>> = process.env): BenchSettings {
   const scale = env.BENCH_SCALE ?? 'full';
   if (scale !== 'full' && scale !== 'small') throw new Error(`BENCH_SCALE must be full or small (got "${scale}")`);
-  const names = (env.BENCH_ONLY ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const names = (env.BENCH_ONLY ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   for (const name of names) {
-    if (!(measurementNames as readonly string[]).includes(name)) throw new Error(`BENCH_ONLY: unknown measurement "${name}" (known: ${measurementNames.join(', ')})`);
+    if (!(measurementNames as readonly string[]).includes(name))
+      throw new Error(`BENCH_ONLY: unknown measurement "${name}" (known: ${measurementNames.join(', ')})`);
   }
   const only = new Set((names.length === 0 ? measurementNames : names) as MeasurementName[]);
   return { ...(scale === 'small' ? small : full), only };

@@ -1,10 +1,10 @@
 /**
  * The benchmark's private stack under .dev/bench: PostgreSQL, NATS JetStream and Temporal —
- * the CLI's dev server or the real server with mTLS (src/dev/services.ts) — and the product's
+ * the CLI's dev server or the real server with mTLS (devstack/services.ts) — and the product's
  * own processes (dist/src/bin/{api,worker,bridge}.js) started as daemons with pid files — so
  * `stopEverything` stops them with the services, also after a failure, and the next run
  * cleans up whatever a killed run left. The processes' environment is assembled by the one
- * environment function (src/dev/environment.ts), with the Temporal TLS files the engine needs;
+ * environment function (devstack/environment.ts), with the Temporal TLS files the engine needs;
  * the benchmark's own Temporal connections are read from that same environment.
  */
 import { randomBytes } from 'node:crypto';
@@ -20,14 +20,14 @@ import { z } from 'zod';
 import { migrateUp } from '../src/db/migrate.js';
 import { serviceMigrations } from '../src/db/migrations.js';
 import { createDatabasePool, type DatabasePool } from '../src/db/pool.js';
-import { daemonPid, logFile, startDaemon, stopDaemon, waitFor } from '../src/dev/daemons.js';
-import { assembleStackEnvironment } from '../src/dev/environment.js';
-import { freePort } from '../src/dev/ports.js';
-import { ensureDatabase, startBackingServices, stopEverything, type TemporalEngine } from '../src/dev/services.js';
-import { findBinaries, findTemporalServer, type Binaries } from '../src/dev/tools.js';
+import { daemonPid, logFile, startDaemon, stopDaemon, waitFor } from '../devstack/daemons.js';
+import { assembleStackEnvironment } from '../devstack/environment.js';
+import { freePort } from '../devstack/ports.js';
+import { ensureDatabase, startBackingServices, stopEverything, type TemporalEngine } from '../devstack/services.js';
+import { findBinaries, findTemporalServer, type Binaries } from '../devstack/tools.js';
 import { projectRoot } from '../src/paths.js';
 import { maintenanceScheduleId } from '../temporal/names.js';
-import { removeCluster } from '../src/dev/postgres.js';
+import { removeCluster } from '../devstack/postgres.js';
 import { benchTemporalConnection } from './temporal-connection.js';
 
 const run = promisify(execFile);
@@ -36,7 +36,7 @@ export const benchDir = path.join(projectRoot, '.dev', 'bench');
 
 /**
  * Every listening port of the stack and its apps is a free one below the ephemeral range
- * (src/dev/ports.ts): a fixed port in that range can be taken by any client socket of the
+ * (devstack/ports.ts): a fixed port in that range can be taken by any client socket of the
  * busy benchmark (its pools, its HTTP clients) just before a daemon binds it.
  */
 const freePorts = async <K extends string>(names: readonly K[]): Promise<Record<K, number>> => {
@@ -54,7 +54,7 @@ interface AppPorts {
   readonly workerSdkMetrics: number;
 }
 
-export type { TemporalEngine } from '../src/dev/services.js';
+export type { TemporalEngine } from '../devstack/services.js';
 
 export interface BenchStack {
   readonly dir: string;
@@ -77,7 +77,12 @@ export interface BenchStack {
   /** The JWT secret of this stack's api (devices' tokens are signed with it). */
   readonly jwtSecret: string;
   /** Starts the product's processes on `taskQueue`; resolves when each is ready. */
-  startApps(options: { readonly label: string; readonly taskQueue: string; readonly apps: readonly AppName[]; readonly sdkMetrics?: boolean }): Promise<RunningApps>;
+  startApps(options: {
+    readonly label: string;
+    readonly taskQueue: string;
+    readonly apps: readonly AppName[];
+    readonly sdkMetrics?: boolean;
+  }): Promise<RunningApps>;
 }
 
 export interface RunningApps {
@@ -172,7 +177,13 @@ export async function startBenchStack(options: { readonly temporal?: TemporalEng
       };
       const env = appEnv(taskQueue, sdkMetrics, appPorts);
       for (const [app, name] of names) {
-        startDaemon(benchDir, { name, command: process.execPath, args: [path.join(projectRoot, 'dist', 'src', 'bin', `${app}.js`)], env, cwd: projectRoot });
+        startDaemon(benchDir, {
+          name,
+          command: process.execPath,
+          args: [path.join(projectRoot, 'dist', 'src', 'bin', `${app}.js`)],
+          env,
+          cwd: projectRoot,
+        });
       }
       try {
         for (const [app, name] of names) {
@@ -237,7 +248,9 @@ export interface Environment {
 
 export async function describeEnvironment(stack: BenchStack): Promise<Environment> {
   const firstLine = async (program: string, args: string[]) => (await run(program, args)).stdout.split('\n')[0]!.trim();
-  const sdk = (JSON.parse(readFileSync(path.join(projectRoot, 'node_modules', '@temporalio', 'worker', 'package.json'), 'utf8')) as { version: string }).version;
+  const sdk = (
+    JSON.parse(readFileSync(path.join(projectRoot, 'node_modules', '@temporalio', 'worker', 'package.json'), 'utf8')) as { version: string }
+  ).version;
   const postgres = await stack.pool.oneFirst(sql.type(z.object({ server_version: z.string() }))`SHOW server_version`);
   return {
     cores: os.cpus().length,

@@ -48,13 +48,17 @@ export function lineChart(options: ChartOptions): string {
   const xMax = xTicks[xTicks.length - 1]!;
   const yTicks = linearTicks(0, yMax);
   const sx = (x: number) => {
-    const t = options.xLog ? (Math.log10(Math.max(x, xMin)) - Math.log10(xMin)) / (Math.log10(xMax) - Math.log10(xMin) || 1) : (x - xMin) / (xMax - xMin || 1);
+    const t = options.xLog
+      ? (Math.log10(Math.max(x, xMin)) - Math.log10(xMin)) / (Math.log10(xMax) - Math.log10(xMin) || 1)
+      : (x - xMin) / (xMax - xMin || 1);
     return margin.left + t * plotW;
   };
   const sy = (y: number) => margin.top + plotH - (y / (yMax || 1)) * plotH;
 
   const out: string[] = [];
-  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`);
+  out.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
+  );
   out.push(`<rect width="${width}" height="${height}" fill="white"/>`);
   out.push(`<text x="${width / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold">${escape(options.title)}</text>`);
   for (const y of yTicks) {
@@ -81,7 +85,9 @@ export function lineChart(options: ChartOptions): string {
     out.push(`<path d="${path.join('')}" fill="none" stroke="${color}" stroke-width="2"${series.dashed ? ' stroke-dasharray="6 4"' : ''}/>`);
     const ly = 48 + i * 18;
     const lx = margin.left + 12;
-    out.push(`<line x1="${lx}" x2="${lx + 24}" y1="${ly - 4}" y2="${ly - 4}" stroke="${color}" stroke-width="2"${series.dashed ? ' stroke-dasharray="6 4"' : ''}/>`);
+    out.push(
+      `<line x1="${lx}" x2="${lx + 24}" y1="${ly - 4}" y2="${ly - 4}" stroke="${color}" stroke-width="2"${series.dashed ? ' stroke-dasharray="6 4"' : ''}/>`,
+    );
     out.push(`<text x="${lx + 30}" y="${ly}">${escape(series.name)}</text>`);
   });
   out.push('</svg>');

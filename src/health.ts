@@ -5,6 +5,7 @@
  * so a probe every few seconds does not flood it.
  */
 import type { Logger } from './log.js';
+import { withTimeout } from './with-timeout.js';
 
 export type Check = () => Promise<void>;
 
@@ -40,12 +41,4 @@ function reportFailing(log: Logger, check: string, reason: string): void {
   if ((reportedAt.get(key) ?? -Infinity) > now - reportEveryMs) return;
   reportedAt.set(key, now);
   log.warn({ check, reason }, 'not ready');
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

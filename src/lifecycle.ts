@@ -18,7 +18,11 @@ export function runService(name: string, start: () => Promise<Stop>, options: Ru
   const started = start();
   started.catch((error: unknown) => {
     process.stderr.write(
-      error instanceof ConfigError ? `${error.message}\n` : error instanceof StartupError ? `${name}: ${error.message}\n` : `${name}: failed to start: ${errorText(error)}\n`,
+      error instanceof ConfigError
+        ? `${error.message}\n`
+        : error instanceof StartupError
+          ? `${name}: ${error.message}\n`
+          : `${name}: failed to start: ${errorText(error)}\n`,
     );
     process.exit(1);
   });

@@ -22,7 +22,9 @@ export async function startOpsServer(host: string, port: number, checks: Readonl
     if (req.method !== 'GET' && req.method !== 'HEAD') return reply(405, JSON.stringify({ error: 'method_not_allowed', message: 'GET only' }));
     if (path === '/healthz') return reply(200, JSON.stringify({ status: 'ok' }));
     if (path === '/readyz') {
-      void checkReadiness(checks, undefined, log).then((r) => reply(r.ready ? 200 : 503, JSON.stringify({ status: r.ready ? 'ready' : 'not_ready', checks: r.checks })));
+      void checkReadiness(checks, undefined, log).then((r) =>
+        reply(r.ready ? 200 : 503, JSON.stringify({ status: r.ready ? 'ready' : 'not_ready', checks: r.checks })),
+      );
       return;
     }
     if (path === '/metrics') {

@@ -43,9 +43,15 @@ function tlsAlertReason(text: string): string | undefined {
     [/CertificateRequired|CERTIFICATE_REQUIRED/i, 'the frontend requires a client certificate: TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE'],
     [/UnknownCA|UNKNOWN_CA/i, 'the frontend does not trust the CA of our client certificate'],
     [/BadCertificate|BAD_CERTIFICATE/i, 'the frontend rejected our client certificate'],
-    [/UnknownIssuer|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT|UNABLE_TO_VERIFY_LEAF_SIGNATURE|DEPTH_ZERO_SELF_SIGNED/i, "the frontend's certificate is not signed by a CA we trust (TEMPORAL_TLS_CA_FILE)"],
-    [/NotValidForName|ERR_TLS_CERT_ALTNAME_INVALID|CertNotValidForName/i, "the frontend's certificate does not name its host (TEMPORAL_TLS_SERVER_NAME)"],
-    [/CERT_HAS_EXPIRED|Expired/, "a certificate has expired"],
+    [
+      /UnknownIssuer|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT|UNABLE_TO_VERIFY_LEAF_SIGNATURE|DEPTH_ZERO_SELF_SIGNED/i,
+      "the frontend's certificate is not signed by a CA we trust (TEMPORAL_TLS_CA_FILE)",
+    ],
+    [
+      /NotValidForName|ERR_TLS_CERT_ALTNAME_INVALID|CertNotValidForName/i,
+      "the frontend's certificate does not name its host (TEMPORAL_TLS_SERVER_NAME)",
+    ],
+    [/CERT_HAS_EXPIRED|Expired/, 'a certificate has expired'],
     [/wrong version number|WRONG_VERSION_NUMBER|packet length too long/i, 'the frontend does not speak TLS here (TEMPORAL_TLS)'],
   ];
   return alerts.find(([pattern]) => pattern.test(text))?.[1];
@@ -81,7 +87,11 @@ async function probe(options: TemporalConnectionOptions, timeoutMs = 3_000): Pro
     const timer = setTimeout(() => done('the Temporal frontend is unreachable (timeout)'), timeoutMs);
     socket.once('error', (e: NodeJS.ErrnoException) => {
       const reason = tlsAlertReason(`${e.code ?? ''} ${e.message}`);
-      done(reason !== undefined ? `TLS handshake with the Temporal frontend failed (${reason})` : `the Temporal frontend is unreachable (${e.code ?? 'error'})`);
+      done(
+        reason !== undefined
+          ? `TLS handshake with the Temporal frontend failed (${reason})`
+          : `the Temporal frontend is unreachable (${e.code ?? 'error'})`,
+      );
     });
     // TLS 1.3 finishes the client's side before the server has judged our certificate: send
     // the HTTP/2 preface and wait for the server's first frame (accepted) or its alert (refused).

@@ -58,7 +58,10 @@ if (args['if-stale'] && existsSync(args.out)) {
   if (previous.lockSha256 === lockSha256 && previous.error === undefined) process.exit(0);
 }
 
-const registry = (args.registry ?? execFileSync('npm', ['config', 'get', 'registry', '--loglevel=error'], { encoding: 'utf8' }).trim()).replace(/\/?$/, '/');
+const registry = (args.registry ?? execFileSync('npm', ['config', 'get', 'registry', '--loglevel=error'], { encoding: 'utf8' }).trim()).replace(
+  /\/?$/,
+  '/',
+);
 const lock = JSON.parse(lockText) as { packages: Record<string, LockEntry> };
 const production = new Map<string, { name: string; version: string }>();
 for (const [key, entry] of Object.entries(lock.packages)) {
@@ -109,17 +112,15 @@ async function check(): Promise<DeprecationRecord> {
   };
 }
 
-const record = await check().catch(
-  (error: unknown): DeprecationRecord => ({
-    lockSha256,
-    registry,
-    checkedAt: new Date().toISOString(),
-    packages: 0,
-    registryMarksDeprecations: false,
-    deprecated: [],
-    error: error instanceof Error ? error.message : String(error),
-  }),
-);
+const record = await check().catch((error: unknown): DeprecationRecord => ({
+  lockSha256,
+  registry,
+  checkedAt: new Date().toISOString(),
+  packages: 0,
+  registryMarksDeprecations: false,
+  deprecated: [],
+  error: error instanceof Error ? error.message : String(error),
+}));
 writeFileSync(args.out, `${JSON.stringify(record, null, 2)}\n`);
 for (const d of record.deprecated) process.stdout.write(`install: deprecated production package ${d.name}@${d.version}: ${d.message}\n`);
 if (record.error !== undefined) {

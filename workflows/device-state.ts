@@ -8,7 +8,8 @@
  * check, never a second wake and never a lost one.
  */
 import { budgetLeft, type FcmBudget } from './fcm-budget.js';
-import type { BudgetView, CarriedState, RegistrationStateView, TimerReason, Transport } from './registration-messages.js';
+import type { TransportName } from '../src/domain.js';
+import type { BudgetView, CarriedState, RegistrationStateView, TimerReason } from './registration-messages.js';
 
 export interface Intervals {
   readonly minIntervalMs: number;
@@ -34,43 +35,44 @@ export interface NextCheck {
 }
 
 export class DeviceState {
-  transport: Transport;
+  private transport: TransportName;
   /** A wake was sent and the device has not drained since (as far as we know). */
-  outstanding: boolean;
-  lastWakeAt: number | null;
+  private outstanding: boolean;
+  private lastWakeAt: number | null;
   /** Pending rows existed at the last look (only matters while outstanding: re-wake). */
-  pendingSeen: boolean;
+  private pendingSeen: boolean;
   /** A signal said new pending rows may exist: check once the interval allows. */
-  checkRequested: boolean;
+  private checkRequested: boolean;
   /** Check existence now: the registration may have been deleted (or a send found it dead). */
-  existenceCheckRequested = false;
+  private existenceCheckRequested = false;
   /** Set by a `registered` signal: the registration exists (again), whatever a claim saw. */
-  registeredSinceLastClaim = false;
+  private registered = false;
   /**
    * The behaviours of the `delivery-control` patch (see the workflow): a `pending` signal while
    * a wake is believed outstanding asks PostgreSQL once, as soon as the interval allows (a lost
    * `drained` must not hold the message for the re-wake); a `pending` signal forgets a held-back
    * answer; a late delivery counts as a wake of its time. Runs begun before the patch keep the old plan.
    */
-  deliveryControl = false;
-  wakesThisRun = 0;
-  intervals: Intervals | undefined;
+  private readonly deliveryControl: boolean;
+  private wakes = 0;
+  private intervals: Intervals | undefined;
   /** When the last claim's wake went out, if long after the claim (see `onDelivered`). */
-  wokenAt: number | undefined;
-  control: ObservedControl | undefined;
+  private lateDeliveryAt: number | undefined;
+  private control: ObservedControl | undefined;
   /** No claim before this time: the claim said when it could succeed (budget, back-off), or a second against spinning. */
   private notBefore = 0;
   private notBeforeReason: TimerReason = 'interval';
 
-  constructor(transport: Transport, carried: CarriedState | undefined) {
+  constructor(transport: TransportName, carried: CarriedState | undefined, patches: { readonly deliveryControl: boolean }) {
     this.transport = transport;
+    this.deliveryControl = patches.deliveryControl;
     this.outstanding = carried?.outstanding ?? false;
     this.lastWakeAt = carried?.lastWakeAt ?? null;
     this.pendingSeen = carried?.outstanding ?? false;
     // A fresh run always looks once: it may have been started to heal a stranded device.
     this.checkRequested = carried?.checkRequested ?? true;
     this.intervals = carried?.intervals;
-    this.wokenAt = carried?.wokenAt;
+    this.lateDeliveryAt = carried?.wokenAt;
   }
 
   onPending(): void {
@@ -88,20 +90,49 @@ export class DeviceState {
     this.existenceCheckRequested = true;
   }
 
-  onRegistered(transport: Transport): void {
+  onRegistered(transport: TransportName): void {
     this.transport = transport;
-    this.registeredSinceLastClaim = true;
+    this.registered = true;
     // A new token clears the outstanding flag in PostgreSQL: look again (the claim re-checks).
     this.outstanding = false;
     this.checkRequested = true;
   }
 
+  /** Wakes claimed in this run (the workflow continues as new after enough of them). */
+  get wakesThisRun(): number {
+    return this.wakes;
+  }
+
+  /** When the last claim's wake went out, if long after the claim: the claim counts from it. */
+  get wokenAt(): number | undefined {
+    return this.lateDeliveryAt;
+  }
+
+  /** Re-registered since the last claim began: a claim that found no registration looks again. */
+  get registeredSinceLastClaim(): boolean {
+    return this.registered;
+  }
+
+  /** The workflow is about to look at PostgreSQL: that look answers every request made so far. */
+  onClaimStarted(): void {
+    this.existenceCheckRequested = false;
+    this.checkRequested = false;
+    this.registered = false;
+  }
+
+  /** What every claim answer carries: the intervals and controls in force, the registration's transport. */
+  onClaimAnswered(answer: { readonly intervals: Intervals; readonly control?: ObservedControl; readonly transport: TransportName }): void {
+    this.intervals = answer.intervals;
+    this.control = answer.control;
+    this.transport = answer.transport;
+  }
+
   onClaimed(now: number): void {
     this.outstanding = true;
     this.lastWakeAt = now;
-    this.wokenAt = undefined;
+    this.lateDeliveryAt = undefined;
     this.pendingSeen = true;
-    this.wakesThisRun += 1;
+    this.wakes += 1;
     this.notBefore = 0;
   }
 
@@ -113,7 +144,7 @@ export class DeviceState {
    */
   onDelivered(at: number): void {
     if (!this.deliveryControl || this.lastWakeAt === null || this.intervals === undefined) return;
-    if (at - this.lastWakeAt > this.intervals.minIntervalMs) this.wokenAt = at;
+    if (at - this.lastWakeAt > this.intervals.minIntervalMs) this.lateDeliveryAt = at;
   }
 
   /** The send did not go through: the claim was released with a back-off until `until`. */
@@ -137,7 +168,7 @@ export class DeviceState {
    */
   onObserved(observed: ObservedState, now: number, readyAt?: number | null, heldBack?: 'budget' | 'backoff'): boolean {
     const unrecordedClaim = observed.outstanding && observed.lastWokenAt !== null && observed.lastWokenAt !== this.lastWakeAt;
-    if (observed.lastWokenAt !== this.lastWakeAt) this.wokenAt = undefined;
+    if (observed.lastWokenAt !== this.lastWakeAt) this.lateDeliveryAt = undefined;
     this.outstanding = observed.outstanding;
     this.lastWakeAt = observed.lastWokenAt;
     this.pendingSeen = observed.hasPending;
@@ -169,7 +200,7 @@ export class DeviceState {
     if (this.existenceCheckRequested) return { at: now, reason: 'now' };
     if (this.intervals === undefined) return this.checkRequested ? { at: now, reason: 'now' } : undefined;
     const { minIntervalMs, rewakeAfterMs } = this.intervals;
-    const lastWake = this.lastWakeAt === null ? null : Math.max(this.lastWakeAt, this.wokenAt ?? this.lastWakeAt);
+    const lastWake = this.lastWakeAt === null ? null : Math.max(this.lastWakeAt, this.lateDeliveryAt ?? this.lastWakeAt);
     if (this.outstanding) {
       if (this.deliveryControl && this.checkRequested) return this.notSooner(now, lastWake === null ? now : lastWake + minIntervalMs, 'interval');
       if (!this.pendingSeen && !this.checkRequested) return undefined;
@@ -191,7 +222,7 @@ export class DeviceState {
       lastWakeAt: this.lastWakeAt,
       checkRequested: this.checkRequested || this.existenceCheckRequested,
       intervals: this.intervals,
-      ...(this.wokenAt === undefined ? {} : { wokenAt: this.wokenAt }),
+      ...(this.lateDeliveryAt === undefined ? {} : { wokenAt: this.lateDeliveryAt }),
     };
   }
 
@@ -204,7 +235,7 @@ export class DeviceState {
       outstanding: this.outstanding,
       lastWakeAt: this.lastWakeAt === null ? null : new Date(this.lastWakeAt).toISOString(),
       nextTimer: next === undefined || next.reason === 'now' ? null : { at: new Date(next.at).toISOString(), reason: next.reason },
-      wakesThisRun: this.wakesThisRun,
+      wakesThisRun: this.wakes,
       checkRequested: this.checkRequested,
       budget: this.budgetView(now),
       backoff: this.backoffView(now),
@@ -232,7 +263,7 @@ export class DeviceState {
   details(now: number): string {
     const next = this.nextCheck(now);
     const last = this.lastWakeAt === null ? 'never woken' : `last wake ${new Date(this.lastWakeAt).toISOString()}`;
-    const wakes = `${this.wakesThisRun} wake(s) this run`;
+    const wakes = `${this.wakes} wake(s) this run`;
     if (next === undefined) return `${this.transport}: idle, no timer (${last}; ${wakes})`;
     const when = new Date(next.at).toISOString();
     const budget = this.budgetView(now);
@@ -240,7 +271,8 @@ export class DeviceState {
     if (next.reason === 'rewake') return `${this.transport}: wake outstanding, re-wake at ${when} if still undrained (${last}; ${wakes}${left})`;
     if (next.reason === 'interval') return `${this.transport}: pending, next wake at ${when} (minimum interval) (${last}; ${wakes}${left})`;
     if (next.reason === 'budget') return `${this.transport}: pending, held back by the FCM budget until ${when} (${last}; ${wakes}${left})`;
-    if (next.reason === 'backoff') return `${this.transport}: pending, backing off until ${when}: ${this.control?.backoff?.reason ?? 'back-off'} (${last}; ${wakes}${left})`;
+    if (next.reason === 'backoff')
+      return `${this.transport}: pending, backing off until ${when}: ${this.control?.backoff?.reason ?? 'back-off'} (${last}; ${wakes}${left})`;
     return `${this.transport}: checking now (${last}; ${wakes}${left})`;
   }
 }

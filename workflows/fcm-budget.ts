@@ -13,13 +13,13 @@
  * The SQL of the claim (activities/registration.ts) implements the same rule; these functions
  * say what it means for the `state` query, `push-admin` and the held-back timer. Pure.
  */
+import type { WakePriority } from '../src/domain.js';
+
 export interface FcmBudget {
   readonly burst: number;
   readonly refillMs: number;
   readonly dmReserve: number;
 }
-
-export type WakePriority = 'high' | 'normal';
 
 function floorOf(budget: FcmBudget, priority: WakePriority): number {
   return priority === 'high' ? 0 : budget.dmReserve;

@@ -15,13 +15,7 @@ import type { Activities } from '../activities/index.js';
 import type { SliceInput, SliceResult } from '../activities/maintenance.js';
 
 export type MaintenanceStep =
-  | 'noSession'
-  | 'notReregistered90d'
-  | 'untouchedPendingRows'
-  | 'processedEvents'
-  | 'stranded'
-  | 'orphanWorkflows'
-  | 'missingWorkflows';
+  'noSession' | 'notReregistered90d' | 'untouchedPendingRows' | 'processedEvents' | 'stranded' | 'orphanWorkflows' | 'missingWorkflows';
 
 export interface MaintenanceInput {
   /** Rows per statement, workflows per Temporal list page (default 1,000). */

@@ -4,13 +4,12 @@
  * Nothing here may carry a token, an endpoint or a key.
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-
-export type Transport = 'fcm' | 'unifiedpush';
+import type { TransportName } from '../src/domain.js';
 
 export interface RegistrationWorkflowInput {
   readonly userId: string;
   readonly deviceId: string;
-  readonly transport: Transport;
+  readonly transport: TransportName;
   /** State carried across continue-as-new. */
   readonly carried?: CarriedState;
   /** Continue as new after this many wakes in one run (tests use a small number). */
@@ -38,7 +37,7 @@ export const drainedSignal = defineSignal('drained');
 /** The registration was deleted: check, and end if it is gone. */
 export const stopSignal = defineSignal('stop');
 /** The registration was (re-)created or changed transport (api `PUT`). */
-export const registeredSignal = defineSignal<[{ readonly transport: Transport }]>('registered');
+export const registeredSignal = defineSignal<[{ readonly transport: TransportName }]>('registered');
 
 /** Why the next look waits: the minimum interval, the re-wake, a back-off in force, the FCM budget. */
 export type TimerReason = 'interval' | 'rewake' | 'backoff' | 'budget';
@@ -57,7 +56,7 @@ export interface BudgetView {
 export interface RegistrationStateView {
   readonly userId: string;
   readonly deviceId: string;
-  readonly transport: Transport;
+  readonly transport: TransportName;
   readonly outstanding: boolean;
   /** RFC 3339, or null if never woken in this workflow's memory. */
   readonly lastWakeAt: string | null;

@@ -30,15 +30,8 @@ import type { Activities } from '../activities/index.js';
 import type { ClaimResult, SendResult } from '../activities/registration.js';
 import { PushTransport } from '../temporal/names.js';
 import { DeviceState, type NextCheck } from './device-state.js';
-import {
-  drainedSignal,
-  pendingSignal,
-  registeredSignal,
-  stateQuery,
-  stopSignal,
-  type RegistrationWorkflowInput,
-  type Transport,
-} from './registration-messages.js';
+import { drainedSignal, pendingSignal, registeredSignal, stateQuery, stopSignal, type RegistrationWorkflowInput } from './registration-messages.js';
+import type { TransportName } from '../src/domain.js';
 
 export * from './registration-messages.js';
 
@@ -61,7 +54,11 @@ const sendRetry = { initialInterval: '10s', backoffCoefficient: 2, maximumInterv
 // timers instead of sleeps inside the worker: a worker restart does not lose them.
 const localRetryThreshold = '1s';
 const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s', retry: claimRetry, localRetryThreshold } satisfies LocalActivityOptions);
-const localSend = proxyLocalActivities<Activities>({ startToCloseTimeout: '20s', retry: sendRetry, localRetryThreshold } satisfies LocalActivityOptions);
+const localSend = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '20s',
+  retry: sendRetry,
+  localRetryThreshold,
+} satisfies LocalActivityOptions);
 const remote = proxyActivities<Activities>({ startToCloseTimeout: '15s', retry: claimRetry } satisfies ActivityOptions);
 const remoteSend = proxyActivities<Activities>({ startToCloseTimeout: '20s', retry: sendRetry } satisfies ActivityOptions);
 
@@ -87,15 +84,14 @@ export const deliveryControlPatch = 'delivery-control';
 
 export async function registrationWorkflow(input: RegistrationWorkflowInput): Promise<RegistrationWorkflowResult> {
   const { userId, deviceId } = input;
-  const state = new DeviceState(input.transport, input.carried);
-  state.deliveryControl = patched(deliveryControlPatch);
+  const state = new DeviceState(input.transport, input.carried, { deliveryControl: patched(deliveryControlPatch) });
   const [claimProxy, sendProxy] = input.activityKind === 'regular' ? [remote, remoteSend] : [local, localSend];
 
   setHandler(pendingSignal, () => state.onPending());
   setHandler(drainedSignal, () => state.onDrained());
   setHandler(stopSignal, () => state.onStop());
   setHandler(registeredSignal, ({ transport }) => {
-    setTransport(state, transport);
+    showTransport(transport);
     state.onRegistered(transport);
   });
   setHandler(stateQuery, () => state.view(userId, deviceId, Date.now()));
@@ -109,19 +105,21 @@ export async function registrationWorkflow(input: RegistrationWorkflowInput): Pr
     const next = state.nextCheck(Date.now());
     if (!(await waitUntilDue(state, input, next))) continue;
 
-    state.existenceCheckRequested = false;
-    state.checkRequested = false;
-    state.registeredSinceLastClaim = false;
+    state.onClaimStarted();
     const now = Date.now();
-    const claim: ClaimResult = await claimProxy.claimWake({ userId, deviceId, now, ...(state.wokenAt === undefined ? {} : { wokenAt: state.wokenAt }) });
+    const claim: ClaimResult = await claimProxy.claimWake({
+      userId,
+      deviceId,
+      now,
+      ...(state.wokenAt === undefined ? {} : { wokenAt: state.wokenAt }),
+    });
     if (claim.status === 'gone') {
       if (state.registeredSinceLastClaim) continue; // re-registered while we looked: look again
       await condition(allHandlersFinished);
       return { ended: 'registration-deleted', wakesThisRun: state.wakesThisRun };
     }
-    state.intervals = claim.intervals;
-    state.control = claim.control;
-    setTransport(state, claim.transport);
+    state.onClaimAnswered(claim);
+    showTransport(claim.transport);
     if (claim.status === 'not-claimed') {
       // A claim this workflow made in a task lost with its worker: its wake may never have
       // been sent. Send it now (at least once) rather than leave the device without a wake
@@ -133,7 +131,13 @@ export async function registrationWorkflow(input: RegistrationWorkflowInput): Pr
       state.onClaimed(now);
     }
     setCurrentDetails(state.details(Date.now()));
-    const sent: SendResult = await sendProxy.sendWake({ registrationId: claim.registrationId, userId, deviceId, priority: claim.priority, now: Date.now() });
+    const sent: SendResult = await sendProxy.sendWake({
+      registrationId: claim.registrationId,
+      userId,
+      deviceId,
+      priority: claim.priority,
+      now: Date.now(),
+    });
     // A dead token was deleted with its registration: the next look finds it gone and ends.
     if (sent.outcome === 'dead' || sent.outcome === 'gone') state.onStop();
     // Not delivered: the claim was released with a back-off; look again when it is over.
@@ -169,9 +173,9 @@ function shouldContinueAsNew(state: DeviceState, input: RegistrationWorkflowInpu
   return workflowInfo().continueAsNewSuggested || state.wakesThisRun >= (input.continueAsNewAfterWakes ?? defaultContinueAsNewAfterWakes);
 }
 
-function setTransport(state: DeviceState, transport: Transport): void {
+/** The `PushTransport` search attribute follows the registration's transport. */
+function showTransport(transport: TransportName): void {
   if (workflowInfo().typedSearchAttributes.get(PushTransport) !== transport) {
     upsertSearchAttributes([{ key: PushTransport, value: transport }]);
   }
-  state.transport = transport;
 }

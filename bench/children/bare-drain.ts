@@ -10,7 +10,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import Koa from 'koa';
-import { announceDrained } from '../../temporal/registrations.js';
+import { announceDrained } from '../../temporal/registration-workflows.js';
 import { benchTemporalConnection } from '../temporal-connection.js';
 import { drainPending } from '../../src/api/drain.js';
 import { defaultRateLimit, postgresRateLimitStore, SharedRateLimit } from '../../src/api/rate-limit.js';

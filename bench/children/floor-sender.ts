@@ -37,7 +37,13 @@ serveParent({
     const outcomes: Record<string, number> = {};
     const startedAt = Date.now();
     await settleAll(registrations, concurrency, async (r) => {
-      const registration = { id: r.id, transport: 'unifiedpush' as const, token: r.token, p256dh: Buffer.from(r.p256dh, 'base64url'), auth: Buffer.from(r.auth, 'base64url') };
+      const registration = {
+        id: r.id,
+        transport: 'unifiedpush' as const,
+        token: r.token,
+        p256dh: Buffer.from(r.p256dh, 'base64url'),
+        auth: Buffer.from(r.auth, 'base64url'),
+      };
       const outcome = await transports.unifiedpush.send(registration, 'normal');
       outcomes[outcome.kind] = (outcomes[outcome.kind] ?? 0) + 1;
     });

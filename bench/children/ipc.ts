@@ -41,13 +41,16 @@ export interface Helper {
   stop(): Promise<void>;
 }
 
-/** Forks `dist/bench/children/<name>.js`, its output appended to `<dir>/logs/<name>.log`. */
+/** Forks `dist-tools/bench/children/<name>.js`, its output appended to `<dir>/logs/<name>.log`. */
 export function forkHelper(dir: string, name: string): Helper {
   mkdirSync(path.join(dir, 'logs'), { recursive: true });
   const log = openSync(path.join(dir, 'logs', `${name}.log`), 'a');
   let child: ChildProcess;
   try {
-    child = fork(path.join(projectRoot, 'dist', 'bench', 'children', `${name}.js`), [], { stdio: ['ignore', log, log, 'ipc'], cwd: projectRoot });
+    child = fork(path.join(projectRoot, 'dist-tools', 'bench', 'children', `${name}.js`), [], {
+      stdio: ['ignore', log, log, 'ipc'],
+      cwd: projectRoot,
+    });
   } finally {
     closeSync(log);
   }

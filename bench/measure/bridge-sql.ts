@@ -10,7 +10,7 @@ import { z } from 'zod';
 import type { MessageEvent } from '../../src/bridge/event.js';
 import { channelRecipients } from '../../src/bridge/recipients.js';
 import { recordChannelEvents } from '../../src/bridge/record-events.js';
-import type { FakeDistributor } from '../../src/simulator/distributor.js';
+import type { FakeDistributor } from '../../simulator/distributor.js';
 import type { Report } from '../report.js';
 import type { BenchSettings } from '../settings.js';
 import { insertRegistrations, nextMessageId, seedServer } from '../seed.js';
@@ -53,7 +53,9 @@ export async function measureBridgeSql(stack: BenchStack, report: Report, settin
   await pool.query(sql.unsafe`VACUUM ANALYZE`);
   for (let i = 0; i < repeats + 1; i++) {
     const keep = i > 0; // the first round warms caches and is not counted
-    const resolve = await time(() => pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int4 AS n FROM (${channelRecipients(channelId)}) r`));
+    const resolve = await time(() =>
+      pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int4 AS n FROM (${channelRecipients(channelId)}) r`),
+    );
     await clear();
     const create = await time(async () => (created = (await recordChannelEvents(pool, channelId, [event()])).rowsCreated));
     const update = await time(() => recordChannelEvents(pool, channelId, [event()]));
@@ -84,7 +86,12 @@ export async function measureBridgeSql(stack: BenchStack, report: Report, settin
     reference: { name: 'bare INSERT … ON CONFLICT DO UPDATE of the same rows', value: median(samples.bareUpsert) },
   });
   report.figure(section, { name: `recipient resolution alone (${n} viewers)`, value: median(samples.resolve), unit: 'ms' });
-  report.figure(section, { name: 'rows created per second, first message', value: recipients / (median(samples.create) / 1000), unit: '/s', reference: { name: 'bare INSERT', value: recipients / (median(samples.bareInsert) / 1000) } });
+  report.figure(section, {
+    name: 'rows created per second, first message',
+    value: recipients / (median(samples.create) / 1000),
+    unit: '/s',
+    reference: { name: 'bare INSERT', value: recipients / (median(samples.bareInsert) / 1000) },
+  });
   section.setup.push(
     `One server of ${n} members plus its owner (the author), @everyone with VIEW_CHANNEL, three roles held by three members in four, a role overwrite allowing and one denying on the channel; one registration per member. Ours is \`recordChannelEvents\` (src/bridge/record-events.ts) — the whole transaction the bridge commits before signalling: channel check, ledger insert, recipients (\`channelViewers\` + mutes), the upsert with its per-recipient aggregation, the created rows returned. The reference inserts the same ${n} (registration, channel) rows from a list of their ids, in one transaction. Medians of ${repeats} rounds after one warm-up round; rows deleted and \`VACUUM\`ed between rounds. PostgreSQL with fsync on, so each commit waits for the disk.`,
   );

@@ -46,9 +46,17 @@ export async function measureClaim(stack: BenchStack, report: Report, settings: 
     if (result.status !== 'claimed') throw new Error(`claim ${result.status}`);
   });
   const bare = await timed((userId, now) =>
-    pool.query(sql.unsafe`UPDATE push_registrations SET wake_outstanding = true, last_woken_at = ${new Date(now + 500_000_000).toISOString()}::timestamptz WHERE user_id = ${userId} AND device_id = 'phone'`),
+    pool.query(
+      sql.unsafe`UPDATE push_registrations SET wake_outstanding = true, last_woken_at = ${new Date(now + 500_000_000).toISOString()}::timestamptz WHERE user_id = ${userId} AND device_id = 'phone'`,
+    ),
   );
-  report.figure(section, { name: 'successful claims per second', value: claims, unit: '/s', reference: { name: 'bare one-row UPDATE', value: bare }, headline: 'claim SQL' });
+  report.figure(section, {
+    name: 'successful claims per second',
+    value: claims,
+    unit: '/s',
+    reference: { name: 'bare one-row UPDATE', value: bare },
+    headline: 'claim SQL',
+  });
   section.setup.push(
     `${devices} devices with a pending row, ${rounds} rounds in which every device is claimed once (each round past the previous one's re-wake, so every claim succeeds), all devices of a round at once over a pool of 20 connections. The reference updates the same rows by the same key with a plain \`UPDATE … SET wake_outstanding, last_woken_at\`. Since issue 13.6 a claim is a short transaction of two statements (\`SELECT … FOR NO KEY UPDATE\`, then the conditional UPDATE in a new snapshot, so that a claim waiting behind a drain sees what the drain committed): four round trips where there was one, which is most of the gap to the reference.`,
   );

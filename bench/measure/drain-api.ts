@@ -48,13 +48,18 @@ export async function measureDrainApi(stack: BenchStack, report: Report, setting
     const { apiUrl } = apps;
     const devices = await withApi(world.devices, apps.apiUrl, stack.jwtSecret);
     await registerAll(devices);
-    await settledHistoryLengths(stack.temporal, devices.map((d) => d.workflowId));
+    await settledHistoryLengths(
+      stack.temporal,
+      devices.map((d) => d.workflowId),
+    );
     const fill = () => fillPending(stack, world.channelIds);
     const bareUrls = { bare: bareUrl, 'bare-limited': limitedUrl, 'bare-signalling': signallingUrl };
-    const drainVia = (target: 'api' | keyof typeof bareUrls) => (d: ApiDevice): { url: string; headers: Record<string, string> } =>
-      target === 'api'
-        ? { url: `${apiUrl}/api/push/drain`, headers: { authorization: `Bearer ${d.jwt}` } }
-        : { url: `${bareUrls[target]}/drain`, headers: { 'x-user-id': d.userId, 'x-device-id': d.deviceId } };
+    const drainVia =
+      (target: 'api' | keyof typeof bareUrls) =>
+      (d: ApiDevice): { url: string; headers: Record<string, string> } =>
+        target === 'api'
+          ? { url: `${apiUrl}/api/push/drain`, headers: { authorization: `Bearer ${d.jwt}` } }
+          : { url: `${bareUrls[target]}/drain`, headers: { 'x-user-id': d.userId, 'x-device-id': d.deviceId } };
     const collected = { api: ours, bare: reference, 'bare-limited': bareLimited, 'bare-signalling': bareSignalling };
     const before = await syncTotals(apiUrl);
     // One warm-up burst each, not counted; then alternate so drift hits all alike.
@@ -76,20 +81,62 @@ export async function measureDrainApi(stack: BenchStack, report: Report, setting
   const all = (bursts: Burst[]) => bursts.flatMap((b) => b.latencies);
   const rate = (bursts: Burst[]) => all(bursts).length / bursts.reduce((a, b) => a + b.seconds, 0);
   const bareName = 'bare Koa handler, same SQL';
-  report.figure(section, { name: 'drains per second', value: rate(ours), unit: '/s', reference: { name: bareName, value: rate(reference) }, headline: '7. drain API' });
-  report.figure(section, { name: 'latency p50', value: quantile(all(ours), 0.5), unit: 'ms', reference: { name: bareName, value: quantile(all(reference), 0.5) }, headline: '7. drain API' });
-  report.figure(section, { name: 'latency p99', value: quantile(all(ours), 0.99), unit: 'ms', reference: { name: bareName, value: quantile(all(reference), 0.99) }, headline: '7. drain API' });
+  report.figure(section, {
+    name: 'drains per second',
+    value: rate(ours),
+    unit: '/s',
+    reference: { name: bareName, value: rate(reference) },
+    headline: '7. drain API',
+  });
+  report.figure(section, {
+    name: 'latency p50',
+    value: quantile(all(ours), 0.5),
+    unit: 'ms',
+    reference: { name: bareName, value: quantile(all(reference), 0.5) },
+    headline: '7. drain API',
+  });
+  report.figure(section, {
+    name: 'latency p99',
+    value: quantile(all(ours), 0.99),
+    unit: 'ms',
+    reference: { name: bareName, value: quantile(all(reference), 0.99) },
+    headline: '7. drain API',
+  });
   // The shared per-user rate limit alone (issue 13, item 5): the bare handler with it vs without.
-  report.figure(section, { name: 'bare handler + shared rate limit: drains per second', value: rate(bareLimited), unit: '/s', reference: { name: bareName, value: rate(reference) } });
-  report.figure(section, { name: 'bare handler + shared rate limit: latency p50', value: quantile(all(bareLimited), 0.5), unit: 'ms', reference: { name: bareName, value: quantile(all(reference), 0.5) } });
+  report.figure(section, {
+    name: 'bare handler + shared rate limit: drains per second',
+    value: rate(bareLimited),
+    unit: '/s',
+    reference: { name: bareName, value: rate(reference) },
+  });
+  report.figure(section, {
+    name: 'bare handler + shared rate limit: latency p50',
+    value: quantile(all(bareLimited), 0.5),
+    unit: 'ms',
+    reference: { name: bareName, value: quantile(all(reference), 0.5) },
+  });
   // The api's drained signal alone (issue 17, item 4): the limited bare handler that also signals, vs without.
-  report.figure(section, { name: 'bare handler + rate limit + drained signal: drains per second', value: rate(bareSignalling), unit: '/s', reference: { name: 'bare handler + shared rate limit', value: rate(bareLimited) } });
-  report.figure(section, { name: 'api (everything): drains per second', value: rate(ours), unit: '/s', reference: { name: 'bare handler + rate limit + drained signal', value: rate(bareSignalling) } });
+  report.figure(section, {
+    name: 'bare handler + rate limit + drained signal: drains per second',
+    value: rate(bareSignalling),
+    unit: '/s',
+    reference: { name: 'bare handler + shared rate limit', value: rate(bareLimited) },
+  });
+  report.figure(section, {
+    name: 'api (everything): drains per second',
+    value: rate(ours),
+    unit: '/s',
+    reference: { name: 'bare handler + rate limit + drained signal', value: rate(bareSignalling) },
+  });
   if (syncs !== undefined) {
     const drains = (rounds + 1) * count; // the api's warm-up burst counts too
     const statements = syncs.after.count - syncs.before.count;
-    report.figure(section, { name: "api: rate-limit synchronisations per 1,000 drains", value: (1000 * statements) / drains, unit: '' });
-    report.figure(section, { name: 'api: rate-limit synchronisation time per drain', value: (1000 * (syncs.after.seconds - syncs.before.seconds)) / drains, unit: 'ms' });
+    report.figure(section, { name: 'api: rate-limit synchronisations per 1,000 drains', value: (1000 * statements) / drains, unit: '' });
+    report.figure(section, {
+      name: 'api: rate-limit synchronisation time per drain',
+      value: (1000 * (syncs.after.seconds - syncs.before.seconds)) / drains,
+      unit: 'ms',
+    });
     report.figure(section, { name: 'api: requests that waited for a synchronisation', value: syncs.after.waits - syncs.before.waits, unit: '' });
   }
   const cdf = (values: number[]) => [...values].sort((a, b) => a - b).map((v, i, s) => [v, (i + 1) / s.length] as const);
@@ -112,10 +159,15 @@ export async function measureDrainApi(stack: BenchStack, report: Report, setting
     `${count} devices, registered through \`PUT\` (so each has a running, idle workflow), each with a pending row in ${channelsPerDevice} channels of a server it may see; ${rounds} rounds after a warm-up, each round refilling the rows and then draining every device once through ${concurrency} keep-alive connections, first the api then the reference. **Ours** is the api process (\`dist/src/bin/api.js\`): JWT verification, rate limit, the drain transaction (\`drainPending\`: clear the outstanding wake, \`DELETE … RETURNING\`, the visibility re-check through \`channelViewers\`), then the \`drained\` signal to the device's workflow (a worker process is running and handles it) before answering. **Reference**: a Koa app with one handler calling the same \`drainPending\` on a pool built the same way, in its own process, with the device in two headers. Every response is checked (${channelsPerDevice} items each).`,
   );
   section.setup.push(
-    'The shared per-user rate limit (one-second windows counted in PostgreSQL, a batched synchronisation every 25 ms; docs/architecture.md) is part of **ours**; its cost alone is the bare handler behind the same `SharedRateLimit`, against the bare handler without it, and the api\'s own synchronisations as its `/metrics` count them. Each device is its own user, one drain per round: every request is a free admission, recorded by the next synchronisation.',
+    "The shared per-user rate limit (one-second windows counted in PostgreSQL, a batched synchronisation every 25 ms; docs/architecture.md) is part of **ours**; its cost alone is the bare handler behind the same `SharedRateLimit`, against the bare handler without it, and the api's own synchronisations as its `/metrics` count them. Each device is its own user, one drain per round: every request is a free admission, recorded by the next synchronisation.",
   );
   const burstsOf = (bursts: Burst[]) => bursts.map((b) => ({ requests: b.latencies.length, seconds: b.seconds }));
-  section.details.bursts = { ours: burstsOf(ours), reference: burstsOf(reference), bareWithRateLimit: burstsOf(bareLimited), bareWithRateLimitAndSignal: burstsOf(bareSignalling) };
+  section.details.bursts = {
+    ours: burstsOf(ours),
+    reference: burstsOf(reference),
+    bareWithRateLimit: burstsOf(bareLimited),
+    bareWithRateLimitAndSignal: burstsOf(bareSignalling),
+  };
   section.setup.push(
     "**What the gap is made of** (issue 17, item 4), read from the three steps between the bare handler and the api, all measured in the same rounds: the shared rate limit (bare + rate limit vs bare); the `drained` signal the api sends after answering (bare + rate limit + the same signal through the same `announceDrained`, vs bare + rate limit) — a gRPC call from the handler's process, and on the same two cores the Temporal server's history write and the worker's workflow task it causes; and the rest (api vs bare + rate limit + signal): JWT verification, routing, the error and latency middleware, metrics. A ratio above 1 between two steps is noise: the machine is shared.",
   );
@@ -172,5 +224,9 @@ interface SyncTotals {
 async function syncTotals(apiUrl: string): Promise<SyncTotals> {
   const text = await (await fetch(`${apiUrl}/metrics`)).text();
   const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
-  return { count: value('push_api_rate_limit_sync_seconds_count'), seconds: value('push_api_rate_limit_sync_seconds_sum'), waits: value('push_api_rate_limit_waits_total') };
+  return {
+    count: value('push_api_rate_limit_sync_seconds_count'),
+    seconds: value('push_api_rate_limit_sync_seconds_sum'),
+    waits: value('push_api_rate_limit_waits_total'),
+  };
 }

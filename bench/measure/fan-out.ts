@@ -13,7 +13,7 @@
  * (`fan-out-server`); `compareEngines` puts the two side by side when both ran.
  */
 import { settleAll } from '../../src/bridge/concurrency.js';
-import type { DistributorMessage } from '../../src/simulator/distributor.js';
+import type { DistributorMessage } from '../../simulator/distributor.js';
 import { registrationWorkflowId } from '../../temporal/names.js';
 import type { FloorRegistration, FloorRun } from '../children/floor-sender.js';
 import { forkHelper, type Helper } from '../children/ipc.js';
@@ -64,7 +64,7 @@ export async function measureFanOut(stack: BenchStack, report: Report, settings:
     : report.section(sectionId['dev-server'], '1–3. Fan-out: one message to a server channel');
   if (onServer) {
     section.setup.push(
-      "The same measurement as 1–3 above, on a stack of its own whose Temporal is the real server (`go.temporal.io/server`, the services a production cluster runs: frontend, history, matching, worker) with PostgreSQL persistence and SQL visibility in the stack's PostgreSQL, and its frontend on TLS with client certificates required (src/dev/temporal-server.ts); every process connects with the stack's TEMPORAL_TLS_* files, as in production. One history shard set and one process of each service on the same two cores as everything else: the production-fidelity target, not a tuned cluster.",
+      "The same measurement as 1–3 above, on a stack of its own whose Temporal is the real server (`go.temporal.io/server`, the services a production cluster runs: frontend, history, matching, worker) with PostgreSQL persistence and SQL visibility in the stack's PostgreSQL, and its frontend on TLS with client certificates required (devstack/temporal-server.ts); every process connects with the stack's TEMPORAL_TLS_* files, as in production. One history shard set and one process of each service on the same two cores as everything else: the production-fidelity target, not a tuned cluster.",
     );
   }
   section.setup.push(
@@ -134,7 +134,11 @@ async function runOurs(stack: BenchStack, tap: DistributorTap, world: ServerWorl
   try {
     const message = messageEvent(world.channelIds[0]!, world.ownerId);
     await jetstream(stack.nats).publish(`channel.${world.channelIds[0]}.MESSAGE_CREATE`, message.body, { msgID: `message-${message.id}` });
-    const completed = await until(() => offsets.length >= endpoints.size, deadlineMs, () => `${offsets.length} wakes`);
+    const completed = await until(
+      () => offsets.length >= endpoints.size,
+      deadlineMs,
+      () => `${offsets.length} wakes`,
+    );
     if (problems.length > 0) throw new Error(`the distributor found problems in our wakes: ${problems.slice(0, 3).join('; ')}`);
     return { offsets, expected: endpoints.size, completed };
   } finally {
@@ -142,17 +146,33 @@ async function runOurs(stack: BenchStack, tap: DistributorTap, world: ServerWorl
   }
 }
 
-async function runCeiling(stack: BenchStack, helper: Helper, run: string, devices: number, deadlineMs: number): Promise<{ arrivals: Arrivals; signalSeconds: number }> {
+async function runCeiling(
+  stack: BenchStack,
+  helper: Helper,
+  run: string,
+  devices: number,
+  deadlineMs: number,
+): Promise<{ arrivals: Arrivals; signalSeconds: number }> {
   await helper.call('take');
   const ids = Array.from({ length: devices }, (_, i) => `bench-ceiling:${run}:${i}`);
   const started = Date.now();
   const failures = await settleAll(ids, signalConcurrency, async (workflowId) => {
-    await stack.temporal.workflow.signalWithStart(ceilingWorkflowType, { taskQueue: 'bench-ceiling', workflowId, signal: ceilingSignal, signalArgs: [] });
+    await stack.temporal.workflow.signalWithStart(ceilingWorkflowType, {
+      taskQueue: 'bench-ceiling',
+      workflowId,
+      signal: ceilingSignal,
+      signalArgs: [],
+    });
   });
   if (failures.length > 0) throw new Error(`${failures.length} ceiling signal-with-starts failed: ${String(failures[0])}`);
   const signalSeconds = (Date.now() - started) / 1000;
   const count = () => helper.call<number>('count');
-  const completed = await until(async () => (await count()) >= devices, deadlineMs, async () => `${await count()} activities`, 200);
+  const completed = await until(
+    async () => (await count()) >= devices,
+    deadlineMs,
+    async () => `${await count()} activities`,
+    200,
+  );
   const times = await helper.call<number[]>('take');
   return { arrivals: { offsets: times.map((t) => t - started).sort((a, b) => a - b), expected: devices, completed }, signalSeconds };
 }
@@ -166,14 +186,23 @@ async function bridgeEventSeconds(apps: RunningApps): Promise<number | null> {
 
 async function runFloor(tap: DistributorTap, helper: Helper, world: ServerWorld, deadlineMs: number): Promise<Arrivals> {
   const endpoints = new Set(world.devices.map((d) => d.endpoint));
-  const registrations: FloorRegistration[] = world.devices.map((d, i) => ({ id: String(i), token: d.endpoint, p256dh: d.keys.p256dh.toString('base64url'), auth: d.keys.auth.toString('base64url') }));
+  const registrations: FloorRegistration[] = world.devices.map((d, i) => ({
+    id: String(i),
+    token: d.endpoint,
+    p256dh: d.keys.p256dh.toString('base64url'),
+    auth: d.keys.auth.toString('base64url'),
+  }));
   const arrivals: number[] = [];
   tap.listen((message) => {
     if (endpoints.has(message.endpoint)) arrivals.push(Date.now());
   });
   try {
     const sent = await helper.call<FloorRun>('send', { registrations, concurrency: floorConcurrency });
-    const completed = await until(() => arrivals.length >= endpoints.size, deadlineMs, () => `${arrivals.length} wakes`);
+    const completed = await until(
+      () => arrivals.length >= endpoints.size,
+      deadlineMs,
+      () => `${arrivals.length} wakes`,
+    );
     if ((sent.outcomes.delivered ?? 0) !== endpoints.size) throw new Error(`floor: ${JSON.stringify(sent.outcomes)}`);
     return { offsets: arrivals.map((t) => t - sent.startedAt).sort((a, b) => a - b), expected: endpoints.size, completed };
   } finally {
@@ -188,16 +217,40 @@ function reportSize(report: Report, section: Section, result: FanOutResult, head
   const missed = (a: Arrivals, who: string) => (a.completed ? [] : [`${who}: ${a.offsets.length} of ${a.expected} by the deadline`]);
   const notes = [...missed(result.ours, 'ours'), ...missed(result.ceiling, 'ceiling'), ...missed(result.floor, 'floor')];
   const note = notes.length === 0 ? undefined : notes.join('; ');
-  report.figure(section, { name: `${n} devices: message → last wake`, value: last(result.ours), unit: 's', reference: { name: 'engine ceiling', value: last(result.ceiling) }, note, headline: `1. fan-out${headlineSuffix}` });
-  report.figure(section, { name: `${n} devices: wakes per second`, value: rate(result.ours), unit: '/s', reference: { name: 'engine ceiling: no-op activities per second', value: rate(result.ceiling) }, headline: `2. engine ceiling${headlineSuffix}` });
-  report.figure(section, { name: `${n} devices: wakes per second`, value: rate(result.ours), unit: '/s', reference: { name: 'floor: direct POSTs from one process', value: rate(result.floor) }, headline: `3. floor${headlineSuffix}` });
+  report.figure(section, {
+    name: `${n} devices: message → last wake`,
+    value: last(result.ours),
+    unit: 's',
+    reference: { name: 'engine ceiling', value: last(result.ceiling) },
+    note,
+    headline: `1. fan-out${headlineSuffix}`,
+  });
+  report.figure(section, {
+    name: `${n} devices: wakes per second`,
+    value: rate(result.ours),
+    unit: '/s',
+    reference: { name: 'engine ceiling: no-op activities per second', value: rate(result.ceiling) },
+    headline: `2. engine ceiling${headlineSuffix}`,
+  });
+  report.figure(section, {
+    name: `${n} devices: wakes per second`,
+    value: rate(result.ours),
+    unit: '/s',
+    reference: { name: 'floor: direct POSTs from one process', value: rate(result.floor) },
+    headline: `3. floor${headlineSuffix}`,
+  });
   report.figure(section, {
     name: `${n} devices: the bridge's event → all signal-with-starts accepted`,
     value: result.bridgeSeconds,
     unit: 's',
     reference: { name: 'engine ceiling: the same number of signal-with-starts, 16 at a time', value: result.ceilingSignalSeconds },
   });
-  report.figure(section, { name: `${n} devices: message → first wake`, value: (result.ours.offsets[0] ?? Number.NaN) / 1000, unit: 's', reference: { name: 'engine ceiling', value: (result.ceiling.offsets[0] ?? Number.NaN) / 1000 } });
+  report.figure(section, {
+    name: `${n} devices: message → first wake`,
+    value: (result.ours.offsets[0] ?? Number.NaN) / 1000,
+    unit: 's',
+    reference: { name: 'engine ceiling', value: (result.ceiling.offsets[0] ?? Number.NaN) / 1000 },
+  });
   const curve = (a: Arrivals) => [[0, 0] as const, ...a.offsets.map((t, i) => [t / 1000, i + 1] as const)];
   report.plot(
     section,
@@ -219,12 +272,24 @@ function reportSize(report: Report, section: Section, result: FanOutResult, head
 /** History cost of a device's first wake in the fan-out: its workflow started by the message. */
 async function firstWakeCost(stack: BenchStack, report: Report, section: Section, world: ServerWorld): Promise<void> {
   const sample = world.devices.slice(0, 5);
-  const costs = await Promise.all(sample.map(async (d) => historyCost(await fetchEvents(stack.temporal, registrationWorkflowId(d.userId, d.deviceId)))));
+  const costs = await Promise.all(
+    sample.map(async (d) => historyCost(await fetchEvents(stack.temporal, registrationWorkflowId(d.userId, d.deviceId)))),
+  );
   const ceilingEvents = await fetchEvents(stack.temporal, 'bench-ceiling:1:0');
   const ceilingCost = historyCost(ceilingEvents);
   const avg = (key: 'events' | 'actions') => costs.reduce((a, c) => a + c[key], 0) / costs.length;
-  report.figure(section, { name: 'history of a device woken by its first message (events)', value: avg('events'), unit: 'events', reference: { name: 'ceiling workflow, whole history', value: ceilingCost.events } });
-  report.figure(section, { name: 'billable actions (estimate) of that history', value: avg('actions'), unit: 'actions', reference: { name: 'ceiling workflow', value: ceilingCost.actions } });
+  report.figure(section, {
+    name: 'history of a device woken by its first message (events)',
+    value: avg('events'),
+    unit: 'events',
+    reference: { name: 'ceiling workflow, whole history', value: ceilingCost.events },
+  });
+  report.figure(section, {
+    name: 'billable actions (estimate) of that history',
+    value: avg('actions'),
+    unit: 'actions',
+    reference: { name: 'ceiling workflow', value: ceilingCost.actions },
+  });
   section.details.firstWakeHistory = { ours: costs[0], ceiling: ceilingCost };
 }
 
@@ -254,7 +319,12 @@ function summary(a: Arrivals): string {
 }
 
 /** Polls `done` until it holds or `timeoutMs` passed; prints `progress()` every 30 s meanwhile. */
-async function until(done: () => boolean | Promise<boolean>, timeoutMs: number, progress: () => string | Promise<string>, pollMs = 20): Promise<boolean> {
+async function until(
+  done: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  progress: () => string | Promise<string>,
+  pollMs = 20,
+): Promise<boolean> {
   const start = Date.now();
   let shown = start;
   while (Date.now() < start + timeoutMs) {
@@ -284,9 +354,20 @@ export function compareEngines(report: Report): void {
     const other = devFigure(figure.name, figure.reference?.name);
     if (other === undefined) continue;
     if (figure.reference?.name.startsWith('floor') === true) continue; // the floor does not involve Temporal
-    report.figure(section, { name: `ours: ${figure.name}`, value: figure.value, unit: figure.unit, reference: { name: engineName['dev-server'], value: other.value }, ...(figure.name.includes('last wake') ? { headline: `1–3 on ${engineName.server}` } : {}) });
+    report.figure(section, {
+      name: `ours: ${figure.name}`,
+      value: figure.value,
+      unit: figure.unit,
+      reference: { name: engineName['dev-server'], value: other.value },
+      ...(figure.name.includes('last wake') ? { headline: `1–3 on ${engineName.server}` } : {}),
+    });
     if (figure.reference !== undefined && other.reference !== undefined) {
-      report.figure(section, { name: `engine ceiling: ${figure.name}`, value: figure.reference.value, unit: figure.unit, reference: { name: engineName['dev-server'], value: other.reference.value } });
+      report.figure(section, {
+        name: `engine ceiling: ${figure.name}`,
+        value: figure.reference.value,
+        unit: figure.unit,
+        reference: { name: engineName['dev-server'], value: other.reference.value },
+      });
     }
   }
   section.setup.push(

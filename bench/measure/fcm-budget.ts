@@ -22,12 +22,12 @@ import { z } from 'zod';
 import { createActivities } from '../../activities/index.js';
 import { fcmWakesHeldBack } from '../../activities/metrics.js';
 import { loadConfig } from '../../src/config/index.js';
-import { startFakeFcm, type FakeFcm } from '../../src/dev/stand-ins/fcm.js';
-import { createServiceAccount, startGoogleOAuth, type FakeGoogleOAuth } from '../../src/dev/stand-ins/google-oauth.js';
+import { startFakeFcm, type FakeFcm } from '../../devstack/stand-ins/fcm.js';
+import { createServiceAccount, startGoogleOAuth, type FakeGoogleOAuth } from '../../devstack/stand-ins/google-oauth.js';
 import { createLogger } from '../../src/log.js';
 import { createTransports } from '../../src/transports/index.js';
 import { customSearchAttributes, registrationWorkflowId } from '../../temporal/names.js';
-import { announceDrained, announcePending, announceRegistration } from '../../temporal/registrations.js';
+import { announceDrained, announcePending, announceRegistration } from '../../temporal/registration-workflows.js';
 import { createWorker } from '../../temporal/worker.js';
 import { stateQuery } from '../../workflows/registration-messages.js';
 import type { Report } from '../report.js';
@@ -64,21 +64,37 @@ interface RunResult {
 
 export async function measureFcmBudget(stack: BenchStack, report: Report, settings: BenchSettings): Promise<void> {
   const section = report.section('fcm-budget', '9. Busy channel through FCM: the wake budget off and on (time-skipping server)');
-  const env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: stack.binaries.temporalTestServer } } });
+  const env = await TestWorkflowEnvironment.createTimeSkipping({
+    server: { executable: { type: 'existing-path', path: stack.binaries.temporalTestServer } },
+  });
   const account = createServiceAccount('zippchat-bench');
   let oauth: FakeGoogleOAuth | undefined;
   let fcm: FakeFcm | undefined;
   try {
     await env.connection.operatorService.addSearchAttributes({
       namespace: env.namespace ?? 'default',
-      searchAttributes: Object.fromEntries(Object.keys(customSearchAttributes).map((name) => [name, proto.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD])),
+      searchAttributes: Object.fromEntries(
+        Object.keys(customSearchAttributes).map((name) => [name, proto.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD]),
+      ),
     });
     oauth = await startGoogleOAuth({ account });
     const google = oauth;
     fcm = await startFakeFcm({ projectId: account.projectId, isAuthorized: (bearer) => google.isValid(bearer) });
     const fcmEnv = { FCM_PROJECT_ID: account.projectId, FCM_CREDENTIALS_JSON: account.keyFile(oauth.url), FCM_ENDPOINT: fcm.url };
     const off = await busyHour(env, stack, fcm, settings, { ...fcmEnv, PUSH_FCM_WAKE_BURST: '0' }, 'off');
-    const on = await busyHour(env, stack, fcm, settings, { ...fcmEnv, PUSH_FCM_WAKE_BURST: String(budget.burst), PUSH_FCM_WAKE_REFILL_MS: String(budget.refillMs), PUSH_FCM_DM_RESERVE: String(budget.dmReserve) }, 'on');
+    const on = await busyHour(
+      env,
+      stack,
+      fcm,
+      settings,
+      {
+        ...fcmEnv,
+        PUSH_FCM_WAKE_BURST: String(budget.burst),
+        PUSH_FCM_WAKE_REFILL_MS: String(budget.refillMs),
+        PUSH_FCM_DM_RESERVE: String(budget.dmReserve),
+      },
+      'on',
+    );
     reportResults(report, section, settings, off, on);
   } finally {
     await fcm?.close();
@@ -87,7 +103,14 @@ export async function measureFcmBudget(stack: BenchStack, report: Report, settin
   }
 }
 
-async function busyHour(env: TestWorkflowEnvironment, stack: BenchStack, fcm: FakeFcm, settings: BenchSettings, workerEnv: Record<string, string>, label: string): Promise<RunResult> {
+async function busyHour(
+  env: TestWorkflowEnvironment,
+  stack: BenchStack,
+  fcm: FakeFcm,
+  settings: BenchSettings,
+  workerEnv: Record<string, string>,
+  label: string,
+): Promise<RunResult> {
   const { devices: count, durationMs, dmEveryMs } = settings.fcmBudget;
   const taskQueue = `bench-fcm-budget-${label}-${Date.now()}`;
   const config = loadConfig('worker', { DATABASE_URL: stack.databaseUrl, ...workerEnv });
@@ -98,7 +121,15 @@ async function busyHour(env: TestWorkflowEnvironment, stack: BenchStack, fcm: Fa
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',
     taskQueue,
-    activities: createActivities({ pool: stack.pool, log, coalescing: config.coalescing, fcmBudget: config.fcmBudget, transports, temporal: client, taskQueue }),
+    activities: createActivities({
+      pool: stack.pool,
+      log,
+      coalescing: config.coalescing,
+      fcmBudget: config.fcmBudget,
+      transports,
+      temporal: client,
+      taskQueue,
+    }),
     overrides: { maxCachedWorkflows: 50 },
   });
   const running = worker.run();
@@ -111,7 +142,10 @@ async function busyHour(env: TestWorkflowEnvironment, stack: BenchStack, fcm: Fa
     await stack.pool.query(sql.unsafe`
       INSERT INTO push_registrations (user_id, device_id, transport, token)
       SELECT u.id, 'phone', 'fcm', u.token
-      FROM unnest(${sql.array(userIds, 'int8')}, ${sql.array(devices.map((d) => d.token), 'text')}) AS u(id, token)`);
+      FROM unnest(${sql.array(userIds, 'int8')}, ${sql.array(
+        devices.map((d) => d.token),
+        'text',
+      )}) AS u(id, token)`);
     for (const d of devices) await announceRegistration(client, taskQueue, d, 'fcm');
     const start = await env.currentTimeMs();
     const seen = new Map<string, number>(devices.map((d) => [d.token, 0]));
@@ -137,9 +171,18 @@ async function busyHour(env: TestWorkflowEnvironment, stack: BenchStack, fcm: Fa
       }
       await skip(env, devices, stepMs);
     }
-    return { hours: ((await env.currentTimeMs()) - start) / 3_600_000, sends, dms, heldBack: sum((await fcmWakesHeldBack.get()).values.map((v) => v.value)) - heldBefore };
+    return {
+      hours: ((await env.currentTimeMs()) - start) / 3_600_000,
+      sends,
+      dms,
+      heldBack: sum((await fcmWakesHeldBack.get()).values.map((v) => v.value)) - heldBefore,
+    };
   } finally {
-    for (const d of devices) await client.workflow.getHandle(registrationWorkflowId(d.userId, d.deviceId)).terminate('benchmark done').catch(() => undefined);
+    for (const d of devices)
+      await client.workflow
+        .getHandle(registrationWorkflowId(d.userId, d.deviceId))
+        .terminate('benchmark done')
+        .catch(() => undefined);
     worker.shutdown();
     await running;
     await transports.close();
@@ -154,7 +197,15 @@ async function lastWokenAt(stack: BenchStack, d: Device): Promise<number | undef
 }
 
 /** A message in `channel` for the device, as the bridge records and announces it. */
-async function message(stack: BenchStack, client: TestWorkflowEnvironment['client'], taskQueue: string, d: Device, channel: number, isDm: boolean, id: number): Promise<void> {
+async function message(
+  stack: BenchStack,
+  client: TestWorkflowEnvironment['client'],
+  taskQueue: string,
+  d: Device,
+  channel: number,
+  isDm: boolean,
+  id: number,
+): Promise<void> {
   const created = await stack.pool.maybeOneFirst(sql.type(z.object({ created: z.boolean() }))`
     INSERT INTO push_pending (registration_id, channel_id, message_count, first_message_id, first_at, last_message_id, is_dm)
     SELECT id, ${channel}, 1, ${id}, now(), ${id}, ${isDm} FROM push_registrations WHERE user_id = ${d.userId} AND device_id = ${d.deviceId}
@@ -168,7 +219,9 @@ async function message(stack: BenchStack, client: TestWorkflowEnvironment['clien
 async function drain(stack: BenchStack, client: TestWorkflowEnvironment['client'], d: Device): Promise<void> {
   await stack.pool.transaction(async (tx) => {
     await tx.query(sql.unsafe`UPDATE push_registrations SET wake_outstanding = false WHERE user_id = ${d.userId} AND device_id = ${d.deviceId}`);
-    await tx.query(sql.unsafe`DELETE FROM push_pending p USING push_registrations r WHERE p.registration_id = r.id AND r.user_id = ${d.userId} AND r.device_id = ${d.deviceId}`);
+    await tx.query(
+      sql.unsafe`DELETE FROM push_pending p USING push_registrations r WHERE p.registration_id = r.id AND r.user_id = ${d.userId} AND r.device_id = ${d.deviceId}`,
+    );
   });
   await announceDrained(client, d);
 }
@@ -259,25 +312,61 @@ function reportResults(report: Report, section: ReturnType<Report['section']>, s
   const dmOff = dmLatencies(off);
   const dmOn = dmLatencies(on);
   const headline = '9. FCM budget';
-  report.figure(section, { name: 'FCM requests per device per hour, budget on', value: requests(on), unit: '/h', reference: { name: 'budget off (as before issue 19)', value: requests(off) }, headline });
+  report.figure(section, {
+    name: 'FCM requests per device per hour, budget on',
+    value: requests(on),
+    unit: '/h',
+    reference: { name: 'budget off (as before issue 19)', value: requests(off) },
+    headline,
+  });
   // burst − reserve at once, then one per refill: per hour of this run's length.
   const allowance = (budget.burst - budget.dmReserve + (on.hours * 3_600_000) / budget.refillMs) / on.hours;
   report.figure(section, {
     name: 'server-channel (NORMAL) wakes per device per hour, budget on',
     value: normal(on),
     unit: '/h',
-    reference: { name: `the budget's allowance over ${Math.round(on.hours * 60)} min: (burst − reserve + elapsed ÷ refill) per hour`, value: allowance },
+    reference: {
+      name: `the budget's allowance over ${Math.round(on.hours * 60)} min: (burst − reserve + elapsed ÷ refill) per hour`,
+      value: allowance,
+    },
   });
-  report.figure(section, { name: 'requests FCM would delay (its throttle, modelled) per device per hour, budget on', value: delayedByFcm(on), unit: '/h', reference: { name: 'budget off', value: delayedByFcm(off) } });
-  report.figure(section, { name: 'claims held back by the budget per device per hour', value: on.heldBack / settings.fcmBudget.devices / on.hours, unit: '/h' });
-  report.figure(section, { name: 'DM → its HIGH wake sent, max (workflow time)', value: Math.max(...dmOn.sent) / 1000, unit: 's', reference: { name: 'budget off', value: Math.max(...dmOff.sent) / 1000 }, note: `${dmOn.sent.length} DMs; the design's interval is ${minIntervalMs / 1000} s` });
-  report.figure(section, { name: 'DM → wake on the phone through FCM\'s throttle (modelled), p50', value: median(dmOn.atPhone) / 1000, unit: 's', reference: { name: 'budget off', value: median(dmOff.atPhone) / 1000 }, headline });
-  report.figure(section, { name: 'DM → wake on the phone through FCM\'s throttle (modelled), max', value: Math.max(...dmOn.atPhone) / 1000, unit: 's', reference: { name: 'budget off', value: Math.max(...dmOff.atPhone) / 1000 }, headline });
+  report.figure(section, {
+    name: 'requests FCM would delay (its throttle, modelled) per device per hour, budget on',
+    value: delayedByFcm(on),
+    unit: '/h',
+    reference: { name: 'budget off', value: delayedByFcm(off) },
+  });
+  report.figure(section, {
+    name: 'claims held back by the budget per device per hour',
+    value: on.heldBack / settings.fcmBudget.devices / on.hours,
+    unit: '/h',
+  });
+  report.figure(section, {
+    name: 'DM → its HIGH wake sent, max (workflow time)',
+    value: Math.max(...dmOn.sent) / 1000,
+    unit: 's',
+    reference: { name: 'budget off', value: Math.max(...dmOff.sent) / 1000 },
+    note: `${dmOn.sent.length} DMs; the design's interval is ${minIntervalMs / 1000} s`,
+  });
+  report.figure(section, {
+    name: "DM → wake on the phone through FCM's throttle (modelled), p50",
+    value: median(dmOn.atPhone) / 1000,
+    unit: 's',
+    reference: { name: 'budget off', value: median(dmOff.atPhone) / 1000 },
+    headline,
+  });
+  report.figure(section, {
+    name: "DM → wake on the phone through FCM's throttle (modelled), max",
+    value: Math.max(...dmOn.atPhone) / 1000,
+    unit: 's',
+    reference: { name: 'budget off', value: Math.max(...dmOff.atPhone) / 1000 },
+    headline,
+  });
   section.details.dmLatenciesMs = { on: dmOn, off: dmOff };
   section.details.quantiles = { dmAtPhoneP95On: quantile(dmOn.atPhone, 0.95), dmAtPhoneP95Off: quantile(dmOff.atPhone, 0.95) };
   section.setup.push(
     `${settings.fcmBudget.devices} FCM devices in one server channel with a message every 5 s for ${Math.round(settings.fcmBudget.durationMs / 60_000)} minutes of workflow time, each draining every wake at once (within a 5 s step), each with a DM every ${settings.fcmBudget.dmEveryMs / 60_000} minutes from minute 10 on; run twice: \`PUSH_FCM_WAKE_BURST=0\` (the budget off, as before issue 19) and the defaults (burst 20, one more every 180 s, 5 kept for DMs).`,
-    'It runs on Temporal\'s **time-skipping test server**, not in real time: an hour per setting would not fit in `make bench`. Everything else is real — the registration workflow, the claim and send activities on this stack\'s PostgreSQL, the FCM transport with its OAuth token, the local FCM stand-in answering 200 — and every figure is a count or a workflow-time interval, so it does not depend on the machine.',
-    'FCM answers 200 to a collapsible message it throttles and delivers it later (a burst of 20 per device, then one every 3 minutes; a newer wake with the same collapse key replaces a delayed one), so "on the phone" is modelled from the requests actually sent with that published rule. With the budget off, the chatter spends FCM\'s burst within minutes and every later wake, a DM\'s included, waits at Google for the next refill; with it on, the service spends the budget itself, keeps 5 wakes for DMs, and a DM\'s HIGH wake goes out within the 15 s interval and is not throttled.',
+    "It runs on Temporal's **time-skipping test server**, not in real time: an hour per setting would not fit in `make bench`. Everything else is real — the registration workflow, the claim and send activities on this stack's PostgreSQL, the FCM transport with its OAuth token, the local FCM stand-in answering 200 — and every figure is a count or a workflow-time interval, so it does not depend on the machine.",
+    "FCM answers 200 to a collapsible message it throttles and delivers it later (a burst of 20 per device, then one every 3 minutes; a newer wake with the same collapse key replaces a delayed one), so \"on the phone\" is modelled from the requests actually sent with that published rule. With the budget off, the chatter spends FCM's burst within minutes and every later wake, a DM's included, waits at Google for the next refill; with it on, the service spends the budget itself, keeps 5 wakes for DMs, and a DM's HIGH wake goes out within the 15 s interval and is not throttled.",
   );
 }

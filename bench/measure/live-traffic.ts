@@ -74,7 +74,10 @@ export async function measureLiveTraffic(
     ];
     const everyone = cohorts.flatMap((c) => c.devices);
     await registerAll(everyone);
-    const baseline = await settledHistoryLengths(stack.temporal, everyone.map((d) => d.workflowId));
+    const baseline = await settledHistoryLengths(
+      stack.temporal,
+      everyone.map((d) => d.workflowId),
+    );
     const byEndpoint = new Map(everyone.map((d) => [d.endpoint, d]));
     for (const d of everyone) logs.set(d.workflowId, { wakes: [], drains: 0, drainFailures: 0 });
 
@@ -145,7 +148,10 @@ async function publishTraffic(stack: BenchStack, busy: ServerWorld, quiet: Serve
 
 /** Until no device has a pending row or an outstanding wake and no drain is in flight. */
 async function quiescence(stack: BenchStack, devices: readonly ApiDevice[], drains: Set<Promise<void>>, timeoutMs: number): Promise<void> {
-  const users = sql.array(devices.map((d) => d.userId), 'int8');
+  const users = sql.array(
+    devices.map((d) => d.userId),
+    'int8',
+  );
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const busy = await stack.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
@@ -186,13 +192,41 @@ function reportResults(
   // The rate after the first wake, over the traffic's length.
   const perHour = (w: number) => ((w - 1) * 3_600_000) / (messages.busy * 1000);
   const spread = (values: number[]) => `min ${Math.min(...values)}, max ${Math.max(...values)} over ${values.length} devices`;
-  report.figure(section, { name: `busy channel: wakes per device in ${Math.round(durationMs / 1000)} s of real time, 15 s interval (median)`, value: median(busyWakes), unit: 'wakes', reference: { name: 'design ceiling: 1 + one per 15 s', value: ceilingWakes }, note: spread(busyWakes), headline: '5. busy channel' });
-  report.figure(section, { name: 'busy channel: wakes per device per hour, after the first (median)', value: perHour(median(busyWakes)), unit: 'wakes/h', reference: { name: 'design ceiling', value: 240 } });
-  report.figure(section, { name: 'busy channel: `pending` signals per device (median)', value: median(pendingSignals), unit: 'signals', reference: { name: 'messages in the channel', value: messages.busy }, note: spread(pendingSignals), headline: '5. busy channel' });
-  report.figure(section, { name: 'busy channel: all signals per device (pending + drained), median', value: median(allSignals), unit: 'signals', reference: { name: 'two per wake at the wake ceiling', value: 2 * ceilingWakes } });
+  report.figure(section, {
+    name: `busy channel: wakes per device in ${Math.round(durationMs / 1000)} s of real time, 15 s interval (median)`,
+    value: median(busyWakes),
+    unit: 'wakes',
+    reference: { name: 'design ceiling: 1 + one per 15 s', value: ceilingWakes },
+    note: spread(busyWakes),
+    headline: '5. busy channel',
+  });
+  report.figure(section, {
+    name: 'busy channel: wakes per device per hour, after the first (median)',
+    value: perHour(median(busyWakes)),
+    unit: 'wakes/h',
+    reference: { name: 'design ceiling', value: 240 },
+  });
+  report.figure(section, {
+    name: 'busy channel: `pending` signals per device (median)',
+    value: median(pendingSignals),
+    unit: 'signals',
+    reference: { name: 'messages in the channel', value: messages.busy },
+    note: spread(pendingSignals),
+    headline: '5. busy channel',
+  });
+  report.figure(section, {
+    name: 'busy channel: all signals per device (pending + drained), median',
+    value: median(allSignals),
+    unit: 'signals',
+    reference: { name: 'two per wake at the wake ceiling', value: 2 * ceilingWakes },
+  });
 
   // Item 4: costs per wake → drain cycle, and of an idle device.
-  const perWake = (devices: ApiDevice[]) => scaleCost(addCosts(devices.map(since)), devices.reduce((a, d) => a + wakes(d), 0));
+  const perWake = (devices: ApiDevice[]) =>
+    scaleCost(
+      addCosts(devices.map(since)),
+      devices.reduce((a, d) => a + wakes(d), 0),
+    );
   const quiet = cohort('quiet');
   const idle = cohort('idle');
   const quietCycle = perWake(quiet);
@@ -200,17 +234,71 @@ function reportResults(
   const idleSince = scaleCost(addCosts(idle.map(since)), idle.length);
   const idleTotal = scaleCost(addCosts(idle.map((d) => costs.get(d.workflowId)!.total)), idle.length);
   const registration = scaleCost(addCosts(quiet.map((d) => subtract(costs.get(d.workflowId)!.total, since(d)))), quiet.length);
-  report.figure(section, { name: 'history events per wake → drain cycle (quiet channel)', value: quietCycle.events, unit: 'events', reference: { name: 'continue-as-new sizing in architecture.md', value: assumedEventsPerWake }, headline: '4. Temporal cost' });
-  report.figure(section, { name: 'history events per wake → drain cycle (busy channel)', value: busyCycle.events, unit: 'events', reference: { name: 'continue-as-new sizing in architecture.md', value: assumedEventsPerWake } });
-  report.figure(section, { name: 'billable actions per cycle (quiet channel), estimate', value: quietCycle.actions, unit: 'actions', headline: '4. Temporal cost' });
-  report.figure(section, { name: 'billable actions per cycle (busy channel), estimate', value: busyCycle.actions, unit: 'actions', headline: '4. Temporal cost' });
-  report.figure(section, { name: `idle device: history events in ${Math.round(durationMs / 1000)} s`, value: idleSince.events, unit: 'events', reference: { name: 'design: none', value: 0 } });
-  report.figure(section, { name: 'idle device: timers started, whole history', value: idleTotal.timersStarted, unit: 'timers', reference: { name: 'design: none', value: 0 }, headline: '4. Temporal cost' });
+  report.figure(section, {
+    name: 'history events per wake → drain cycle (quiet channel)',
+    value: quietCycle.events,
+    unit: 'events',
+    reference: { name: 'continue-as-new sizing in architecture.md', value: assumedEventsPerWake },
+    headline: '4. Temporal cost',
+  });
+  report.figure(section, {
+    name: 'history events per wake → drain cycle (busy channel)',
+    value: busyCycle.events,
+    unit: 'events',
+    reference: { name: 'continue-as-new sizing in architecture.md', value: assumedEventsPerWake },
+  });
+  report.figure(section, {
+    name: 'billable actions per cycle (quiet channel), estimate',
+    value: quietCycle.actions,
+    unit: 'actions',
+    headline: '4. Temporal cost',
+  });
+  report.figure(section, {
+    name: 'billable actions per cycle (busy channel), estimate',
+    value: busyCycle.actions,
+    unit: 'actions',
+    headline: '4. Temporal cost',
+  });
+  report.figure(section, {
+    name: `idle device: history events in ${Math.round(durationMs / 1000)} s`,
+    value: idleSince.events,
+    unit: 'events',
+    reference: { name: 'design: none', value: 0 },
+  });
+  report.figure(section, {
+    name: 'idle device: timers started, whole history',
+    value: idleTotal.timersStarted,
+    unit: 'timers',
+    reference: { name: 'design: none', value: 0 },
+    headline: '4. Temporal cost',
+  });
 
-  const row = (label: string, c: HistoryCost) => [label, c.events, c.workflowTasks, c.signals.pending ?? 0, c.signals.drained ?? 0, c.signals.registered ?? 0, c.timersStarted, c.byType.TimerCanceled ?? 0, c.markers, c.actions];
+  const row = (label: string, c: HistoryCost) => [
+    label,
+    c.events,
+    c.workflowTasks,
+    c.signals.pending ?? 0,
+    c.signals.drained ?? 0,
+    c.signals.registered ?? 0,
+    c.timersStarted,
+    c.byType.TimerCanceled ?? 0,
+    c.markers,
+    c.actions,
+  ];
   section.tables.push({
     title: 'Temporal cost, counted from the histories (averages per wake, or per device):',
-    header: ['what', 'events', 'workflow tasks', '`pending` signals', '`drained` signals', '`registered` signals', 'timers started', 'timers cancelled', 'markers (local activities)', 'billable actions (estimate)'],
+    header: [
+      'what',
+      'events',
+      'workflow tasks',
+      '`pending` signals',
+      '`drained` signals',
+      '`registered` signals',
+      'timers started',
+      'timers cancelled',
+      'markers (local activities)',
+      'billable actions (estimate)',
+    ],
     rows: [
       row('registration: `PUT` → idle (per device)', registration),
       row('wake → drain cycle, quiet channel (per wake)', quietCycle),
@@ -221,12 +309,19 @@ function reportResults(
   section.tables.push({
     title: 'History events by type per wake → drain cycle:',
     header: ['event type', 'quiet channel', 'busy channel'],
-    rows: [...new Set([...Object.keys(quietCycle.byType), ...Object.keys(busyCycle.byType)])].sort().map((type) => [type, quietCycle.byType[type] ?? 0, busyCycle.byType[type] ?? 0]),
+    rows: [...new Set([...Object.keys(quietCycle.byType), ...Object.keys(busyCycle.byType)])]
+      .sort()
+      .map((type) => [type, quietCycle.byType[type] ?? 0, busyCycle.byType[type] ?? 0]),
   });
   section.details.perWake = { quiet: quietCycle, busy: busyCycle };
   section.details.idle = { duringRun: idleSince, wholeHistory: idleTotal };
   section.details.registration = registration;
-  section.details.busyDevices = busy.map((d) => ({ wakes: wakes(d), signals: since(d).signals, timersStarted: since(d).timersStarted, events: since(d).events }));
+  section.details.busyDevices = busy.map((d) => ({
+    wakes: wakes(d),
+    signals: since(d).signals,
+    timersStarted: since(d).timersStarted,
+    events: since(d).events,
+  }));
   section.details.messages = messages;
 
   // Cumulative wakes of the busy devices against the ceiling's staircase.
@@ -251,7 +346,10 @@ function reportResults(
       ],
     }),
   );
-  const wakeToDrainNote = quantile(quiet.flatMap((d) => logs.get(d.workflowId)!.wakes), 0.5);
+  const wakeToDrainNote = quantile(
+    quiet.flatMap((d) => logs.get(d.workflowId)!.wakes),
+    0.5,
+  );
   section.details.quietWakeMedianOffsetMs = wakeToDrainNote;
   section.setup.push(
     `Real time: ${Math.round(durationMs / 1000)} s of traffic with the design's intervals (\`PUSH_MIN_INTERVAL_MS\` 15 s, \`PUSH_REWAKE_AFTER_MS\` 15 min) — nothing is compressed. The api, worker and bridge processes run with production settings; devices (UnifiedPush, RFC 8291 keys, endpoints on the fake distributor) register through \`PUT\`, which starts their workflows, and drain through \`POST /api/push/drain\` the moment a wake arrives. **Busy**: ${busy.length} members of a server whose channel gets one message per second (${messages.busy} messages) from its owner. **Quiet**: ${quiet.length} members of another server whose channel gets a message every ${Math.round(run.quietEveryMs / 1000)} s (${messages.quiet} messages), longer than the minimum interval, so each message is one clean wake → drain cycle. **Idle**: ${idle.length} registered devices with nothing else. After the traffic the run waits until no device has a pending row, an outstanding wake or a drain in flight, then reads every history; costs are the events after the registration had settled, divided by the wakes the distributor received. The design ceiling counts the first wake plus one per 15 s of traffic. Actions follow Temporal Cloud's rules (a signal-with-start that starts is one; all local-activity markers of one workflow task are one; workflow tasks are free); queries are not in histories and none were made.`,
@@ -260,7 +358,11 @@ function reportResults(
 
 function subtract(a: HistoryCost, b: HistoryCost): HistoryCost {
   const minus = (x: Readonly<Record<string, number>>, y: Readonly<Record<string, number>>) =>
-    Object.fromEntries(Object.entries(x).map(([k, v]) => [k, v - (y[k] ?? 0)]).filter(([, v]) => v !== 0));
+    Object.fromEntries(
+      Object.entries(x)
+        .map(([k, v]) => [k, v - (y[k] ?? 0)])
+        .filter(([, v]) => v !== 0),
+    );
   return {
     events: a.events - b.events,
     byType: minus(a.byType, b.byType),

@@ -68,7 +68,9 @@ export async function measureMaintenanceSweep(stack: BenchStack, report: Report,
       });
       const elapsed = performance.now() - started;
       if (result.prunedNoSession !== withoutSession || result.unfinished.length > 0) {
-        throw new Error(`the pass pruned ${result.prunedNoSession} (expected ${withoutSession}), unfinished: ${result.unfinished.join(', ') || 'none'}`);
+        throw new Error(
+          `the pass pruned ${result.prunedNoSession} (expected ${withoutSession}), unfinished: ${result.unfinished.join(', ') || 'none'}`,
+        );
       }
       if (round > 0) {
         ours.push(elapsed);
@@ -88,8 +90,19 @@ export async function measureMaintenanceSweep(stack: BenchStack, report: Report,
   const total = await pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM push_registrations`);
   const bareName = 'one bare DELETE … WHERE NOT EXISTS over the table (rolled back)';
   const scale = registrations.toLocaleString('en');
-  report.figure(section, { name: `full pass over ${scale} registrations`, value: median(ours) / 1000, unit: 's', reference: { name: bareName, value: median(reference) / 1000 }, headline: 'maintenance sweep' });
-  report.figure(section, { name: 'registrations checked per second', value: registrations / (median(ours) / 1000), unit: '/s', reference: { name: bareName, value: registrations / (median(reference) / 1000) } });
+  report.figure(section, {
+    name: `full pass over ${scale} registrations`,
+    value: median(ours) / 1000,
+    unit: 's',
+    reference: { name: bareName, value: median(reference) / 1000 },
+    headline: 'maintenance sweep',
+  });
+  report.figure(section, {
+    name: 'registrations checked per second',
+    value: registrations / (median(ours) / 1000),
+    unit: '/s',
+    reference: { name: bareName, value: registrations / (median(reference) / 1000) },
+  });
   section.setup.push(
     `${scale} registrations (users ${firstUserId}…, one device each, loaded with \`INSERT … SELECT generate_series\`; ${seedSeconds.toFixed(0)} s), all but the last ${withoutSession.toLocaleString('en')} with a live refresh token. **Ours**: the maintenance workflow with only its no-session step, on a worker process (\`dist/src/bin/worker.js\`), timed from start to result: ${windows.toLocaleString('en')} windows of 1,000 registrations by primary key, each one statement (an index probe per registration into the host's \`refresh_tokens (user_id, device_id)\` index, the doomed rows deleted \`FOR UPDATE SKIP LOCKED\`), the position saved after each, up to 100 windows or 20 s per activity call; the ${withoutSession.toLocaleString('en')} deleted registrations' workflows are told to stop (there are none: each signal answers "not found"). **Reference**: the rule as one statement over the whole table, in a transaction rolled back. ${rounds} rounds after a warm-up; medians. (${total} registrations remained after cleanup.)`,
   );

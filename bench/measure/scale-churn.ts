@@ -18,7 +18,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { settleAll } from '../../src/bridge/concurrency.js';
 import { registrationWorkflowId } from '../../temporal/names.js';
-import { announcePending, announceRegistration } from '../../temporal/registrations.js';
+import { announcePending, announceRegistration } from '../../temporal/registration-workflows.js';
 import { settledHistoryLengths, withApi, type ApiDevice } from '../devices.js';
 import type { DistributorTap } from '../distributor-tap.js';
 import { addCosts, fetchEvents, historyCost, scaleCost, type HistoryCost } from '../history.js';
@@ -63,7 +63,13 @@ export async function measureScaleChurn(stack: BenchStack, report: Report, setti
   try {
     apps = await stack.startApps({ label: 'churn', taskQueue, apps: ['api', 'worker'] });
     const devices = await withApi(viaApi, apps.apiUrl, stack.jwtSecret);
-    const register = (d: ApiDevice) => d.api.register({ transport: 'unifiedpush', token: d.endpoint, p256dh: d.keys.p256dh.toString('base64url'), auth: d.keys.auth.toString('base64url') });
+    const register = (d: ApiDevice) =>
+      d.api.register({
+        transport: 'unifiedpush',
+        token: d.endpoint,
+        p256dh: d.keys.p256dh.toString('base64url'),
+        auth: d.keys.auth.toString('base64url'),
+      });
     const signalWithStart = (d: BenchDevice) => announceRegistration(stack.temporal, taskQueue, d, 'unifiedpush');
     const ids = (list: readonly BenchDevice[]) => list.map((d) => registrationWorkflowId(d.userId, d.deviceId));
 
@@ -136,11 +142,21 @@ async function writes(stack: BenchStack): Promise<Writes> {
 }
 
 function subtract(a: Writes, b: Writes): Writes {
-  return { transactions: a.transactions - b.transactions, walSyncs: a.walSyncs - b.walSyncs, rowsWritten: a.rowsWritten - b.rowsWritten, walBytes: a.walBytes - b.walBytes };
+  return {
+    transactions: a.transactions - b.transactions,
+    walSyncs: a.walSyncs - b.walSyncs,
+    rowsWritten: a.rowsWritten - b.rowsWritten,
+    walBytes: a.walBytes - b.walBytes,
+  };
 }
 
 function perDevice(w: Writes, devices: number): Writes {
-  return { transactions: w.transactions / devices, walSyncs: w.walSyncs / devices, rowsWritten: w.rowsWritten / devices, walBytes: w.walBytes / devices };
+  return {
+    transactions: w.transactions / devices,
+    walSyncs: w.walSyncs / devices,
+    rowsWritten: w.rowsWritten / devices,
+    walBytes: w.walBytes / devices,
+  };
 }
 
 interface WakeCycles {
@@ -156,7 +172,12 @@ interface WakeCycles {
  * bridge would send; the wake reaches the fake distributor, the device drains through the api
  * (which signals `drained`). Counted from the histories once every workflow has settled.
  */
-async function wakeCycles(stack: BenchStack, tap: DistributorTap, devices: readonly ApiDevice[], from: ReadonlyMap<string, number>): Promise<WakeCycles> {
+async function wakeCycles(
+  stack: BenchStack,
+  tap: DistributorTap,
+  devices: readonly ApiDevice[],
+  from: ReadonlyMap<string, number>,
+): Promise<WakeCycles> {
   const byEndpoint = new Map(devices.map((d) => [d.endpoint, d]));
   const drained = new Set<string>();
   const drains: Promise<unknown>[] = [];
@@ -170,7 +191,10 @@ async function wakeCycles(stack: BenchStack, tap: DistributorTap, devices: reado
   await stack.pool.query(sql.unsafe`
     INSERT INTO push_pending (registration_id, channel_id, message_count, first_message_id, first_at, last_message_id, is_dm)
     SELECT r.id, 9100000000001, 1, ${messageId}, now(), ${messageId}, true FROM push_registrations r
-    WHERE r.user_id = ANY(${sql.array(devices.map((d) => d.userId), 'int8')})`);
+    WHERE r.user_id = ANY(${sql.array(
+      devices.map((d) => d.userId),
+      'int8',
+    )})`);
   await sleep(11_000); // the row above is counted before, not during, the cycles
   const before = await writes(stack);
   await settleAll(devices, 16, (d) => announcePending(stack.temporal, taskQueue, d, 'unifiedpush'));
@@ -181,7 +205,10 @@ async function wakeCycles(stack: BenchStack, tap: DistributorTap, devices: reado
   if (drained.size < devices.length) throw new Error(`${devices.length - drained.size} of ${devices.length} devices were not woken within 2 minutes`);
   await sleep(11_000); // an idle backend publishes its table statistics within 10 s
   const cycleWrites = subtract(await writes(stack), before);
-  const settled = await settledHistoryLengths(stack.temporal, devices.map((d) => d.workflowId));
+  const settled = await settledHistoryLengths(
+    stack.temporal,
+    devices.map((d) => d.workflowId),
+  );
   const costs: HistoryCost[] = [];
   let bytes = 0;
   await settleAll(devices, 16, async (d) => {
@@ -190,7 +217,12 @@ async function wakeCycles(stack: BenchStack, tap: DistributorTap, devices: reado
     costs.push(historyCost(slice, events));
     bytes += eventBytes(slice);
   });
-  return { devices: devices.length, cost: scaleCost(addCosts(costs), costs.length), bytes: bytes / costs.length, writes: perDevice(cycleWrites, devices.length) };
+  return {
+    devices: devices.length,
+    cost: scaleCost(addCosts(costs), costs.length),
+    bytes: bytes / costs.length,
+    writes: perDevice(cycleWrites, devices.length),
+  };
 }
 
 function reportChurn(
@@ -213,11 +245,38 @@ function reportChurn(
   const { count, concurrency } = run;
   const rate = (r: Round) => count / r.seconds;
   const bareName = 'bare signal-with-start (the Temporal call the api makes), same count and concurrency';
-  report.figure(section, { name: 'first PUT of a device (starts its workflow): requests per second', value: rate(run.firstPut), unit: '/s', reference: { name: bareName, value: rate(run.firstBare) }, headline: 'scale: churn' });
-  report.figure(section, { name: 're-registration PUT (signals the running workflow): requests per second', value: rate(run.againPut), unit: '/s', reference: { name: bareName, value: rate(run.againBare) }, headline: 'scale: churn' });
-  report.figure(section, { name: 'first PUT: latency p50', value: median(run.firstPut.latencies), unit: 'ms', reference: { name: 'bare signal-with-start', value: median(run.firstBare.latencies) } });
-  report.figure(section, { name: 're-registration PUT: latency p50', value: median(run.againPut.latencies), unit: 'ms', reference: { name: 'bare signal-with-start', value: median(run.againBare.latencies) } });
-  report.figure(section, { name: 're-registration PUT: latency p99', value: quantile(run.againPut.latencies, 0.99), unit: 'ms', reference: { name: 'bare signal-with-start', value: quantile(run.againBare.latencies, 0.99) } });
+  report.figure(section, {
+    name: 'first PUT of a device (starts its workflow): requests per second',
+    value: rate(run.firstPut),
+    unit: '/s',
+    reference: { name: bareName, value: rate(run.firstBare) },
+    headline: 'scale: churn',
+  });
+  report.figure(section, {
+    name: 're-registration PUT (signals the running workflow): requests per second',
+    value: rate(run.againPut),
+    unit: '/s',
+    reference: { name: bareName, value: rate(run.againBare) },
+    headline: 'scale: churn',
+  });
+  report.figure(section, {
+    name: 'first PUT: latency p50',
+    value: median(run.firstPut.latencies),
+    unit: 'ms',
+    reference: { name: 'bare signal-with-start', value: median(run.firstBare.latencies) },
+  });
+  report.figure(section, {
+    name: 're-registration PUT: latency p50',
+    value: median(run.againPut.latencies),
+    unit: 'ms',
+    reference: { name: 'bare signal-with-start', value: median(run.againBare.latencies) },
+  });
+  report.figure(section, {
+    name: 're-registration PUT: latency p99',
+    value: quantile(run.againPut.latencies, 0.99),
+    unit: 'ms',
+    reference: { name: 'bare signal-with-start', value: quantile(run.againBare.latencies, 0.99) },
+  });
 
   const putWrites = perDevice(run.putWrites, count);
   const again = run.againCost;
@@ -225,7 +284,12 @@ function reportChurn(
   report.figure(section, { name: 're-registration: history events', value: again.events, unit: 'events', headline: 'scale: churn' });
   report.figure(section, { name: 're-registration: billable actions (estimate)', value: again.actions, unit: 'actions', headline: 'scale: churn' });
   report.figure(section, { name: 're-registration: history bytes (protobuf, median)', value: againBytes, unit: 'B' });
-  report.figure(section, { name: 're-registration: PostgreSQL WAL flushes (api and worker)', value: putWrites.walSyncs, unit: 'flushes', note: `${putWrites.transactions.toFixed(1)} transactions with reads` });
+  report.figure(section, {
+    name: 're-registration: PostgreSQL WAL flushes (api and worker)',
+    value: putWrites.walSyncs,
+    unit: 'flushes',
+    note: `${putWrites.transactions.toFixed(1)} transactions with reads`,
+  });
   report.figure(section, { name: 're-registration: PostgreSQL rows written', value: putWrites.rowsWritten, unit: 'rows' });
   report.figure(section, { name: 're-registration: WAL bytes', value: putWrites.walBytes, unit: 'B' });
   report.figure(section, {
@@ -238,10 +302,19 @@ function reportChurn(
   report.figure(section, { name: `the same: PostgreSQL WAL per device per day`, value: (putWrites.walBytes * appStartsPerDay) / 1024, unit: 'KiB' });
   report.figure(section, { name: 'first registration: history events', value: run.firstCost.events, unit: 'events' });
   report.figure(section, { name: 'first registration: history bytes (median)', value: median(run.bytes.first), unit: 'B' });
-  report.figure(section, { name: `wake → drain cycle (${run.wake.devices} devices, one DM each): history events`, value: run.wake.cost.events, unit: 'events' });
+  report.figure(section, {
+    name: `wake → drain cycle (${run.wake.devices} devices, one DM each): history events`,
+    value: run.wake.cost.events,
+    unit: 'events',
+  });
   report.figure(section, { name: 'wake → drain cycle: history bytes', value: run.wake.bytes, unit: 'B' });
   report.figure(section, { name: 'wake → drain cycle: billable actions (estimate)', value: run.wake.cost.actions, unit: 'actions' });
-  report.figure(section, { name: 'wake → drain cycle: PostgreSQL WAL flushes (claim, send, drain)', value: run.wake.writes.walSyncs, unit: 'flushes', note: `${run.wake.writes.transactions.toFixed(1)} transactions with reads, ${run.wake.writes.rowsWritten.toFixed(1)} rows written, ${Math.round(run.wake.writes.walBytes)} B of WAL` });
+  report.figure(section, {
+    name: 'wake → drain cycle: PostgreSQL WAL flushes (claim, send, drain)',
+    value: run.wake.writes.walSyncs,
+    unit: 'flushes',
+    note: `${run.wake.writes.transactions.toFixed(1)} transactions with reads, ${run.wake.writes.rowsWritten.toFixed(1)} rows written, ${Math.round(run.wake.writes.walBytes)} B of WAL`,
+  });
 
   const row = (label: string, c: HistoryCost, bytes: number) => [label, c.events, c.workflowTasks, c.timersStarted, c.markers, c.actions, bytes];
   section.tables.push({

@@ -38,7 +38,12 @@ export async function measureScalePostgres(stack: BenchStack, report: Report, se
   const section = report.section('scale', `Scale: PostgreSQL at ${settings.atScale.registrations.toLocaleString('en-US')} registrations`, 'scale');
   const { pool } = stack;
   const world = await loadScaleWorld(pool, settings.atScale);
-  section.details.load = { seconds: world.loadSeconds, registrations: world.registrations, pendingRows: world.pendingRows, ledgerRows: world.ledgerRows };
+  section.details.load = {
+    seconds: world.loadSeconds,
+    registrations: world.registrations,
+    pendingRows: world.pendingRows,
+    ledgerRows: world.ledgerRows,
+  };
 
   await measureSizes(pool, report, section);
   // One connection, so that its backend's CPU time can be read from /proc.
@@ -58,7 +63,9 @@ export async function measureScalePostgres(stack: BenchStack, report: Report, se
   section.setup.push(
     `A synthetic instance loaded with set-based \`INSERT … SELECT generate_series\` (no api, no workflows; ${Object.entries(world.loadSeconds)
       .map(([step, s]) => `${step} ${s.toFixed(0)} s`)
-      .join(', ')}): ${world.registrations.toLocaleString('en-US')} users with one device each (7 in 10 on FCM with a 163-character token, the rest on UnifiedPush with an endpoint and RFC 8291 keys) and a live session, in background servers of 1,000 members with three channels each; every device has a pending row in each of its server's channels (${world.pendingRows.toLocaleString('en-US')} rows) and one notification setting; the ledger holds ${world.ledgerRows.toLocaleString('en-US')} counted events. The measured channels (${world.channels.map((c) => c.members.toLocaleString('en-US')).join(' and ')} members) have the role structure of item 6, and one member in a hundred mutes them. Due for maintenance: the last ${world.due.noSession.toLocaleString('en-US')} devices have no session, the ${world.due.notReregistered90d.toLocaleString('en-US')} before them were last registered 100 days ago, one pending row of every hundredth device was last touched 8 days ago (${world.due.untouchedPending.toLocaleString('en-US')}), and one ledger id in a hundred is 5 days old (${world.due.ledger.toLocaleString('en-US')}). PostgreSQL as the bench stack runs it (fsync on, default settings: work_mem 4 MB, JIT on).`,
+      .join(
+        ', ',
+      )}): ${world.registrations.toLocaleString('en-US')} users with one device each (7 in 10 on FCM with a 163-character token, the rest on UnifiedPush with an endpoint and RFC 8291 keys) and a live session, in background servers of 1,000 members with three channels each; every device has a pending row in each of its server's channels (${world.pendingRows.toLocaleString('en-US')} rows) and one notification setting; the ledger holds ${world.ledgerRows.toLocaleString('en-US')} counted events. The measured channels (${world.channels.map((c) => c.members.toLocaleString('en-US')).join(' and ')} members) have the role structure of item 6, and one member in a hundred mutes them. Due for maintenance: the last ${world.due.noSession.toLocaleString('en-US')} devices have no session, the ${world.due.notReregistered90d.toLocaleString('en-US')} before them were last registered 100 days ago, one pending row of every hundredth device was last touched 8 days ago (${world.due.untouchedPending.toLocaleString('en-US')}), and one ledger id in a hundred is 5 days old (${world.due.ledger.toLocaleString('en-US')}). PostgreSQL as the bench stack runs it (fsync on, default settings: work_mem 4 MB, JIT on).`,
   );
 }
 
@@ -93,7 +100,11 @@ async function measureSizes(pool: DatabasePool, report: Report, section: Section
     rows.push([table, 'heap', mib(sizes.heap, sizes.rows)]);
     for (const index of indexes) rows.push([table, `index ${index.name}`, mib(index.bytes, sizes.rows)]);
   }
-  section.tables.push({ title: 'Sizes per million rows of each table (MiB), after `VACUUM ANALYZE`:', header: ['table', 'part', 'MiB per 1,000,000 rows'], rows });
+  section.tables.push({
+    title: 'Sizes per million rows of each table (MiB), after `VACUUM ANALYZE`:',
+    header: ['table', 'part', 'MiB per 1,000,000 rows'],
+    rows,
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -197,7 +208,15 @@ async function measureBridge(pool: DatabasePool, report: Report, section: Sectio
     reference: { name: 'next message (every row updated)', value: walPerRow(samples.update) },
   });
   const runs = (section.details.bridge ?? []) as unknown[];
-  section.details.bridge = [...runs, { members: channel.members, rows: ids.length, walBytesPerRow: { created: walPerRow(samples.create), updated: walPerRow(samples.update) }, samples }];
+  section.details.bridge = [
+    ...runs,
+    {
+      members: channel.members,
+      rows: ids.length,
+      walBytesPerRow: { created: walPerRow(samples.create), updated: walPerRow(samples.update) },
+      samples,
+    },
+  ];
 }
 
 /** Backend CPU (ms per message) of the bridge's transaction and of its parts, each run alone. */
@@ -247,11 +266,15 @@ async function takeBridgeApart(pool: DatabasePool, channel: SizedChannel, repeat
     mutes: { writes: false, run: () => pool.query(sql.unsafe`SELECT count(*) FROM (${channelRecipients(channelId, serverId)}) v`) },
     registrations: {
       writes: false,
-      run: () => pool.query(sql.unsafe`SELECT count(*) FROM (${channelRecipients(channelId, serverId)}) v JOIN push_registrations r ON r.user_id = v.user_id`),
+      run: () =>
+        pool.query(sql.unsafe`SELECT count(*) FROM (${channelRecipients(channelId, serverId)}) v JOIN push_registrations r ON r.user_id = v.user_id`),
     },
     bare: { writes: true, run: () => insert(false) },
     bareUpsert: { writes: true, run: () => insert(true) },
-    ours: { writes: true, run: () => recordChannelEvents(pool, channelId, [{ messageId: nextMessageId(), channelId, authorId, createdAt: new Date() }]) },
+    ours: {
+      writes: true,
+      run: () => recordChannelEvents(pool, channelId, [{ messageId: nextMessageId(), channelId, authorId, createdAt: new Date() }]),
+    },
   };
   process.stdout.write(`  bridge, ${channel.members.toLocaleString('en-US')} members: its parts, backend CPU…\n`);
   const total: Record<string, number> = {};
@@ -270,14 +293,24 @@ async function takeBridgeApart(pool: DatabasePool, channel: SizedChannel, repeat
 function reportBridgeParts(section: Section, runs: readonly BridgeParts[]): void {
   const ms = (r: BridgeParts, k: keyof typeof partNames) => r.cpuMs[k] ?? 0;
   section.tables.push({
-    title: "The bridge's transaction taken apart: PostgreSQL backend CPU per message (ms), each part run alone and uninstrumented (10 ms ticks summed over the repeats, so ±10 ms ÷ repeats):",
+    title:
+      "The bridge's transaction taken apart: PostgreSQL backend CPU per message (ms), each part run alone and uninstrumented (10 ms ticks summed over the repeats, so ±10 ms ÷ repeats):",
     header: ['part', ...runs.map((r) => `${r.members.toLocaleString('en-US')} members (${r.rows.toLocaleString('en-US')} rows)`)],
     rows: [
       ...(Object.keys(partNames) as (keyof typeof partNames)[]).map((k) => [partNames[k], ...runs.map((r) => ms(r, k))]),
       ['the whole ÷ the bare INSERT', ...runs.map((r) => `${(ms(r, 'ours') / ms(r, 'bare')).toFixed(2)}×`)],
-      ['— of which: resolving the recipients (viewers, mutes, registrations)', ...runs.map((r) => `${(ms(r, 'registrations') / ms(r, 'bare')).toFixed(2)}×`)],
-      ['— of which: ON CONFLICT arbitration (bare upsert − bare insert)', ...runs.map((r) => `${((ms(r, 'bareUpsert') - ms(r, 'bare')) / ms(r, 'bare')).toFixed(2)}×`)],
-      ['— of which: the rest (per-author shares, order, naming the created devices, ledger, transaction)', ...runs.map((r) => `${((ms(r, 'ours') - ms(r, 'registrations') - ms(r, 'bareUpsert')) / ms(r, 'bare')).toFixed(2)}×`)],
+      [
+        '— of which: resolving the recipients (viewers, mutes, registrations)',
+        ...runs.map((r) => `${(ms(r, 'registrations') / ms(r, 'bare')).toFixed(2)}×`),
+      ],
+      [
+        '— of which: ON CONFLICT arbitration (bare upsert − bare insert)',
+        ...runs.map((r) => `${((ms(r, 'bareUpsert') - ms(r, 'bare')) / ms(r, 'bare')).toFixed(2)}×`),
+      ],
+      [
+        '— of which: the rest (per-author shares, order, naming the created devices, ledger, transaction)',
+        ...runs.map((r) => `${((ms(r, 'ours') - ms(r, 'registrations') - ms(r, 'bareUpsert')) / ms(r, 'bare')).toFixed(2)}×`),
+      ],
     ],
   });
   section.details.bridgeParts = runs;
@@ -316,11 +349,22 @@ async function explainBridge(pool: DatabasePool, section: Section, channel: Size
     title: `Where the bridge's time goes: EXPLAIN ANALYZE of its upsert statement and of the bare INSERT, ${channel.members.toLocaleString('en-US')}-member channel (ms of each plan node less its children, summed by purpose; instrumented, so read the shares):`,
     header: ['what', 'the bridge (ms)', 'share', 'bare INSERT (ms)', 'share'],
     rows: [
-      ...categories.map((c) => [c, ours.byCategory[c] ?? 0, pct(ours.byCategory[c] ?? 0, ours.total), bare.byCategory[c] ?? 0, pct(bare.byCategory[c] ?? 0, bare.total)]),
+      ...categories.map((c) => [
+        c,
+        ours.byCategory[c] ?? 0,
+        pct(ours.byCategory[c] ?? 0, ours.total),
+        bare.byCategory[c] ?? 0,
+        pct(bare.byCategory[c] ?? 0, bare.total),
+      ]),
       ['total (execution + triggers)', ours.total, '100%', bare.total, '100%'],
     ],
   });
-  section.details.explain = { ours: ours.nodes, bare: bare.nodes, planningMs: { ours: ours.planningMs, bare: bare.planningMs }, byCategory: { ours: ours.byCategory, bare: bare.byCategory } };
+  section.details.explain = {
+    ours: ours.nodes,
+    bare: bare.nodes,
+    planningMs: { ours: ours.planningMs, bare: bare.planningMs },
+    byCategory: { ours: ours.byCategory, bare: bare.byCategory },
+  };
   const gap = categories
     .map((c) => [c, (ours.byCategory[c] ?? 0) - (bare.byCategory[c] ?? 0)] as const)
     .filter(([, ms]) => ms > 0.05 * (ours.total - bare.total))
@@ -328,7 +372,9 @@ async function explainBridge(pool: DatabasePool, section: Section, channel: Size
   section.setup.push(
     `**What the bridge's remaining gap is made of** (EXPLAIN ANALYZE of one message to the ${channel.members.toLocaleString('en-US')}-member channel; instrumentation slows every node, so read the shares): of its ${ours.total.toFixed(0)} ms against the bare INSERT's ${bare.total.toFixed(0)} ms, ${gap
       .map(([c, ms]) => `${c} ${ms.toFixed(0)} ms`)
-      .join(', ')}. What both pay alike — the foreign-key check of each new row against push_registrations and the heap and index insert — is most of the bare INSERT; the bridge adds deciding who may see the channel, the mute probes, finding the recipients' registrations, arbitrating the upsert (ON CONFLICT: the row may exist) and naming the devices it created.`,
+      .join(
+        ', ',
+      )}. What both pay alike — the foreign-key check of each new row against push_registrations and the heap and index insert — is most of the bare INSERT; the bridge adds deciding who may see the channel, the mute probes, finding the recipients' registrations, arbitrating the upsert (ON CONFLICT: the row may exist) and naming the devices it created.`,
   );
 }
 
@@ -353,7 +399,11 @@ interface Explained {
   readonly nodes: { node: string; ms: number; category: string }[];
 }
 
-async function explain(pool: DatabasePool, statement: ReturnType<typeof sql.unsafe>, categorize: (n: PlanNode, scope: string) => string): Promise<Explained> {
+async function explain(
+  pool: DatabasePool,
+  statement: ReturnType<typeof sql.unsafe>,
+  categorize: (n: PlanNode, scope: string) => string,
+): Promise<Explained> {
   let plan: unknown;
   await pool
     .transaction(async (tx) => {
@@ -388,12 +438,18 @@ async function explain(pool: DatabasePool, statement: ReturnType<typeof sql.unsa
     own = Math.max(0, own);
     const category = categorize(n, scope);
     byCategory[category] = (byCategory[category] ?? 0) + own;
-    nodes.push({ node: `${n['Node Type']}${n['Relation Name'] ? ` on ${n['Relation Name']}` : ''}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}`, ms: own, category });
+    nodes.push({
+      node: `${n['Node Type']}${n['Relation Name'] ? ` on ${n['Relation Name']}` : ''}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}`,
+      ms: own,
+      category,
+    });
     n.Plans?.forEach((c) => walk(c, scope));
   };
   walk(top.Plan, 'top');
   for (const trigger of top.Triggers ?? []) {
-    const name = /^RI_ConstraintTrigger|fkey/.test(trigger['Trigger Name']) ? 'foreign-key check of each new row (RI trigger)' : `trigger ${trigger['Trigger Name']}`;
+    const name = /^RI_ConstraintTrigger|fkey/.test(trigger['Trigger Name'])
+      ? 'foreign-key check of each new row (RI trigger)'
+      : `trigger ${trigger['Trigger Name']}`;
     byCategory[name] = (byCategory[name] ?? 0) + trigger.Time;
   }
   const total = Object.values(byCategory).reduce((a, b) => a + b, 0);
@@ -469,8 +525,19 @@ async function measureDrain(pool: DatabasePool, report: Report, section: Section
   }
   const rows = world.pendingRows.toLocaleString('en-US');
   const refName = 'bare: the same UPDATE and DELETE … RETURNING, no visibility re-check';
-  report.figure(section, { name: `drain with ${rows} rows in push_pending: latency p50`, value: quantile(ours, 0.5), unit: 'ms', reference: { name: refName, value: quantile(bare, 0.5) }, headline: 'scale: drain' });
-  report.figure(section, { name: `drain with ${rows} rows in push_pending: latency p99`, value: quantile(ours, 0.99), unit: 'ms', reference: { name: refName, value: quantile(bare, 0.99) } });
+  report.figure(section, {
+    name: `drain with ${rows} rows in push_pending: latency p50`,
+    value: quantile(ours, 0.5),
+    unit: 'ms',
+    reference: { name: refName, value: quantile(bare, 0.5) },
+    headline: 'scale: drain',
+  });
+  report.figure(section, {
+    name: `drain with ${rows} rows in push_pending: latency p99`,
+    value: quantile(ours, 0.99),
+    unit: 'ms',
+    reference: { name: refName, value: quantile(bare, 0.99) },
+  });
   section.setup.push(
     `**Drain**: ${devices} devices spread over the table drained one after another through \`drainPending\` (the api's transaction: clear the outstanding wake, \`DELETE … RETURNING\` the device's rows, re-check their channels through \`channelViewers\`; ${items} items returned), alternating with ${devices} other devices drained by the bare statements; one connection, no HTTP.`,
   );
@@ -582,8 +649,16 @@ async function measureMaintenance(stack: BenchStack, report: Report, section: Se
   report.figure(section, { name: 'maintenance: history events of one run', value: first.events, unit: 'events' });
   report.figure(section, { name: 'maintenance: billable actions (estimate) of one run — 144 runs a day', value: first.actions, unit: 'actions' });
   section.tables.push({
-    title: 'Maintenance runs (the real workflow on a worker process; seconds are each activity\'s scheduled → completed, summed per rule):',
-    header: ['run', 'start → result (s)', ...rules.map((a) => `${ruleOf[a]} (s, calls)`), 'pruned / healed', 'unfinished (next run goes on)', 'history events', 'actions (estimate)'],
+    title: "Maintenance runs (the real workflow on a worker process; seconds are each activity's scheduled → completed, summed per rule):",
+    header: [
+      'run',
+      'start → result (s)',
+      ...rules.map((a) => `${ruleOf[a]} (s, calls)`),
+      'pruned / healed',
+      'unfinished (next run goes on)',
+      'history events',
+      'actions (estimate)',
+    ],
     rows: runs.map((c, i) => [
       String(i + 1),
       c.seconds,
@@ -619,7 +694,8 @@ async function maintenanceRun(stack: BenchStack, run: number): Promise<RunCost> 
   const time = (e: (typeof events)[number]) => Number(String(e.eventTime?.seconds ?? 0)) * 1000 + (e.eventTime?.nanos ?? 0) / 1e6;
   for (const e of events) {
     const type = typeName(e.eventType);
-    if (type === 'ActivityTaskScheduled') scheduled.set(String(e.eventId), { type: e.activityTaskScheduledEventAttributes?.activityType?.name ?? '?', at: time(e) });
+    if (type === 'ActivityTaskScheduled')
+      scheduled.set(String(e.eventId), { type: e.activityTaskScheduledEventAttributes?.activityType?.name ?? '?', at: time(e) });
     if (type === 'ActivityTaskCompleted') {
       const attributes = e.activityTaskCompletedEventAttributes;
       const s = scheduled.get(String(attributes?.scheduledEventId));

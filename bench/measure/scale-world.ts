@@ -53,7 +53,12 @@ export interface ScaleWorld {
 
 export async function loadScaleWorld(
   pool: DatabasePool,
-  options: { readonly registrations: number; readonly channelSizes: readonly number[]; readonly pendingPerRegistration: number; readonly ledgerRows: number },
+  options: {
+    readonly registrations: number;
+    readonly channelSizes: readonly number[];
+    readonly pendingPerRegistration: number;
+    readonly ledgerRows: number;
+  },
 ): Promise<ScaleWorld> {
   const n = options.registrations;
   const perServer = options.pendingPerRegistration;
@@ -112,9 +117,13 @@ export async function loadScaleWorld(
       const authorId = (firstUser + BigInt(staleFrom - 1 - k)).toString();
       await pool.transaction(async (tx) => {
         await tx.query(sql.unsafe`INSERT INTO servers (id, owner_id, name) VALUES (${serverId}, ${authorId}, 'measured')`);
-        await tx.query(sql.unsafe`INSERT INTO roles (id, server_id, permissions, position) VALUES (${serverId}, ${serverId}, ${(VIEW_CHANNEL | SEND_MESSAGES).toString()}, 0)`);
+        await tx.query(
+          sql.unsafe`INSERT INTO roles (id, server_id, permissions, position) VALUES (${serverId}, ${serverId}, ${(VIEW_CHANNEL | SEND_MESSAGES).toString()}, 0)`,
+        );
         for (const [i, roleId] of roleIds.entries()) {
-          await tx.query(sql.unsafe`INSERT INTO roles (id, server_id, permissions, position) VALUES (${roleId}, ${serverId}, ${(SEND_MESSAGES << BigInt(i)).toString()}, ${i + 1})`);
+          await tx.query(
+            sql.unsafe`INSERT INTO roles (id, server_id, permissions, position) VALUES (${roleId}, ${serverId}, ${(SEND_MESSAGES << BigInt(i)).toString()}, ${i + 1})`,
+          );
         }
         await tx.query(sql.unsafe`
           INSERT INTO server_members (server_id, user_id)

@@ -9,7 +9,7 @@ import { sql } from 'slonik';
 import { createActivities } from '../../activities/index.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log.js';
-import type { FakeDistributor } from '../../src/simulator/distributor.js';
+import type { FakeDistributor } from '../../simulator/distributor.js';
 import { createTransports } from '../../src/transports/index.js';
 import { registrationWorkflowId, registrationWorkflowType } from '../../temporal/names.js';
 import { createWorker } from '../../temporal/worker.js';
@@ -34,7 +34,15 @@ export async function measureWakePath(stack: BenchStack, report: Report, setting
     connection: nativeConnection,
     namespace: 'default',
     taskQueue,
-    activities: createActivities({ pool: stack.pool, log, coalescing: config.coalescing, fcmBudget: config.fcmBudget, transports, temporal: client, taskQueue }),
+    activities: createActivities({
+      pool: stack.pool,
+      log,
+      coalescing: config.coalescing,
+      fcmBudget: config.fcmBudget,
+      transports,
+      temporal: client,
+      taskQueue,
+    }),
   });
   const running = worker.run();
   const results: Record<string, { p50: number; p95: number; events: number }> = {};
@@ -51,9 +59,21 @@ export async function measureWakePath(stack: BenchStack, report: Report, setting
   }
   const { local, regular } = results as Record<'local' | 'regular', { p50: number; p95: number; events: number }>;
   const reference = 'regular activities';
-  report.figure(section, { name: 'signal-with-start → wake, p50', value: local.p50, unit: 'ms', reference: { name: reference, value: regular.p50 }, headline: 'local activities' });
+  report.figure(section, {
+    name: 'signal-with-start → wake, p50',
+    value: local.p50,
+    unit: 'ms',
+    reference: { name: reference, value: regular.p50 },
+    headline: 'local activities',
+  });
   report.figure(section, { name: 'signal-with-start → wake, p95', value: local.p95, unit: 'ms', reference: { name: reference, value: regular.p95 } });
-  report.figure(section, { name: 'history events: start + one wake', value: local.events, unit: 'events', reference: { name: reference, value: regular.events }, headline: 'local activities' });
+  report.figure(section, {
+    name: 'history events: start + one wake',
+    value: local.events,
+    unit: 'events',
+    reference: { name: reference, value: regular.events },
+    headline: 'local activities',
+  });
   section.setup.push(
     `${settings.wakePath.devices} devices, one at a time, each with a pending DM row: signal-with-start of its workflow (in-process worker built by \`createWorker\`), until the wake reaches the fake distributor. "Regular" runs the same workflow with \`activityKind: 'regular'\`. This is the measurement behind the choice of local activities in [architecture.md](architecture.md#local-or-regular-activities--decided-by-measurement).`,
   );

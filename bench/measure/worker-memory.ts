@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { settleAll } from '../../src/bridge/concurrency.js';
-import { announceRegistration } from '../../temporal/registrations.js';
+import { announceRegistration } from '../../temporal/registration-workflows.js';
 import { settledHistoryLengths } from '../devices.js';
 import type { DistributorTap } from '../distributor-tap.js';
 import type { Report } from '../report.js';
@@ -42,9 +42,14 @@ export async function measureWorkerMemory(stack: BenchStack, report: Report, set
     let started = 0;
     const startUpTo = async (count: number) => {
       const batch = devices.slice(started, count);
-      const failures = await settleAll(batch, 16, (d) => announceRegistration(stack.temporal, taskQueue, { userId: d.userId, deviceId: d.deviceId }, 'unifiedpush'));
+      const failures = await settleAll(batch, 16, (d) =>
+        announceRegistration(stack.temporal, taskQueue, { userId: d.userId, deviceId: d.deviceId }, 'unifiedpush'),
+      );
       if (failures.length > 0) throw new Error(`${failures.length} workflow starts failed: ${String(failures[0])}`);
-      await settledHistoryLengths(stack.temporal, batch.map((d) => registrationWorkflowId(d.userId, d.deviceId)));
+      await settledHistoryLengths(
+        stack.temporal,
+        batch.map((d) => registrationWorkflowId(d.userId, d.deviceId)),
+      );
       started = count;
     };
     // A few workflows first: the workflow threads and the bundle load on the first activation.
@@ -63,9 +68,20 @@ export async function measureWorkerMemory(stack: BenchStack, report: Report, set
   // What the SDK says it holds (a start beyond maxCachedWorkflows evicts another).
   const held = (s: Sample) => s.stickyCache ?? s.cached;
   const perThousand = (key: 'rssMiB' | 'heapUsedMiB') => ((last[key] - base[key]) / (held(last) - held(base))) * 1000;
-  report.figure(section, { name: `worker RSS with ${held(last).toLocaleString('en-US')} cached workflows`, value: last.rssMiB, unit: 'MiB', reference: { name: `the same process with ${held(base)}, workflow threads loaded`, value: base.rssMiB }, headline: '8. worker memory' });
+  report.figure(section, {
+    name: `worker RSS with ${held(last).toLocaleString('en-US')} cached workflows`,
+    value: last.rssMiB,
+    unit: 'MiB',
+    reference: { name: `the same process with ${held(base)}, workflow threads loaded`, value: base.rssMiB },
+    headline: '8. worker memory',
+  });
   report.figure(section, { name: 'RSS per 1,000 cached workflows', value: perThousand('rssMiB'), unit: 'MiB', headline: '8. worker memory' });
-  report.figure(section, { name: 'main-thread V8 heap per 1,000 cached workflows', value: perThousand('heapUsedMiB'), unit: 'MiB', note: 'the main thread only: activities, gRPC, metrics; workflow code runs in a worker thread, whose heap only the RSS shows' });
+  report.figure(section, {
+    name: 'main-thread V8 heap per 1,000 cached workflows',
+    value: perThousand('heapUsedMiB'),
+    unit: 'MiB',
+    note: 'the main thread only: activities, gRPC, metrics; workflow code runs in a worker thread, whose heap only the RSS shows',
+  });
   section.tables.push({
     title: `Readings (${samplesPerReading} samples one second apart, after the cache filled and five seconds of rest; RSS: their median, heap: their least):`,
     header: ['workflows started', 'SDK sticky cache', 'RSS (MiB)', 'main-thread heap used (MiB)'],
@@ -85,7 +101,12 @@ async function sample(apps: RunningApps, pid: number, cached: number): Promise<S
     const rssKiB = Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? Number.NaN);
     const metrics = await (await fetch(apps.workerMetricsUrl)).text();
     const sdk = await (await fetch(apps.workerSdkMetricsUrl)).text().catch(() => '');
-    readings.push({ cached, rssMiB: rssKiB / 1024, heapUsedMiB: gauge(metrics, 'nodejs_heap_size_used_bytes') / 2 ** 20, stickyCache: gaugeOrNull(sdk, 'temporal_sticky_cache_size') });
+    readings.push({
+      cached,
+      rssMiB: rssKiB / 1024,
+      heapUsedMiB: gauge(metrics, 'nodejs_heap_size_used_bytes') / 2 ** 20,
+      stickyCache: gaugeOrNull(sdk, 'temporal_sticky_cache_size'),
+    });
     await sleep(1_000);
   }
   // RSS: the median. Heap: the least reading, the one closest after a collection.

@@ -12,9 +12,9 @@ import type { Logger } from '../log.js';
 import { registry } from '../metrics.js';
 import type { TemporalHandle } from '../../temporal/client.js';
 import type { ApiConfig } from '../config/index.js';
-import { createAnnouncer } from './announce.js';
+import { createAnnouncer } from './best-effort-announcer.js';
 import { authenticate, createBearerVerifier, type AuthenticatedState } from './auth.js';
-import { errorSummary } from './error-summary.js';
+import { errorSummary } from '../error-summary.js';
 import { ApiError, fromHttpError } from './errors.js';
 import { requestDuration } from './metrics.js';
 import { defaultRateLimit, postgresRateLimitStore, rateLimitPerUser, SharedRateLimit, type RateLimitOptions } from './rate-limit.js';
@@ -42,7 +42,7 @@ export function createApp(deps: ApiDeps): Koa {
   app.proxy = false;
   // Errors are answered by errorMiddleware; what still reaches Koa (a client that hung up
   // mid-response) goes to the log rather than stderr.
-  app.on('error', (error: unknown) => deps.log.debug({ error: String(error) }, 'request stream error'));
+  app.on('error', (error: unknown) => deps.log.debug({ err: errorSummary(error) }, 'request stream error'));
   app.use(measureLatency());
   app.use(errorMiddleware(deps.log));
   app.use(unanswered);
@@ -68,11 +68,7 @@ const unanswered: Koa.Middleware = async (ctx, next) => {
 
 function deviceRoutes(deps: ApiDeps): Router<AuthenticatedState>[] {
   const limiter = deps.rateLimiter ?? new SharedRateLimit(postgresRateLimitStore(deps.pool), deps.rateLimit ?? defaultRateLimit);
-  const guard = [
-    authenticate(createBearerVerifier(deps.config.jwt)),
-    rateLimitPerUser(limiter),
-    noStore,
-  ];
+  const guard = [authenticate(createBearerVerifier(deps.config.jwt)), rateLimitPerUser(limiter), noStore];
   const routeDeps = {
     config: deps.config,
     pool: deps.pool,
@@ -132,7 +128,10 @@ function errorMiddleware(log: Logger): Koa.Middleware {
         ctx.body = { error: apiError.code, message: apiError.message };
         return;
       }
-      log.error({ error: errorSummary(error), method: ctx.method, route: (ctx as { _matchedRoute?: unknown })._matchedRoute }, 'unhandled error in request');
+      log.error(
+        { err: errorSummary(error), method: ctx.method, route: (ctx as { _matchedRoute?: unknown })._matchedRoute },
+        'unhandled error in request',
+      );
       ctx.status = 500;
       ctx.body = { error: 'internal', message: 'internal error' };
     }

@@ -10,11 +10,7 @@ import type Koa from 'koa';
 import type { JwtSettings } from '../config/index.js';
 import { ApiError } from './errors.js';
 import { isDeviceId, isUserId } from './identity.js';
-
-export interface DeviceIdentity {
-  readonly userId: string;
-  readonly deviceId: string;
-}
+import type { DeviceIdentity } from '../domain.js';
 
 export type VerifyBearer = (authorization: string) => Promise<DeviceIdentity>;
 

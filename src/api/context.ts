@@ -3,7 +3,7 @@ import type Koa from 'koa';
 import type { ApiConfig } from '../config/index.js';
 import type { DatabasePool } from '../db/pool.js';
 import type { Logger } from '../log.js';
-import type { Announcer } from './announce.js';
+import type { Announcer } from './best-effort-announcer.js';
 import type { AuthenticatedState } from './auth.js';
 import type { LookupHost } from './unifiedpush-endpoint.js';
 

@@ -6,7 +6,7 @@
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../db/pool.js';
-import type { DeviceIdentity } from './auth.js';
+import type { DeviceIdentity } from '../domain.js';
 
 /** True when the device had anything to revoke. */
 export async function revokeDevice(pool: DatabasePool, device: DeviceIdentity): Promise<boolean> {

@@ -8,7 +8,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../db/pool.js';
 import { channelViewers } from '../db/permissions.js';
-import type { DeviceIdentity } from './auth.js';
+import type { DeviceIdentity } from '../domain.js';
 
 export interface DrainItem {
   readonly channel_id: string;
@@ -45,7 +45,10 @@ export async function drainPending(pool: DatabasePool, device: DeviceIdentity): 
     `);
     if (drained.length === 0) return [];
     const visible = await tx.any(sql.type(visibleChannel)`
-      SELECT DISTINCT channel_id, server_id, is_dm FROM (${channelViewers(drained.map((row) => row.channel_id), device.userId)}) viewers
+      SELECT DISTINCT channel_id, server_id, is_dm FROM (${channelViewers(
+        drained.map((row) => row.channel_id),
+        device.userId,
+      )}) viewers
     `);
     return joinVisible(drained, visible);
   });
@@ -58,7 +61,12 @@ function joinVisible(drained: readonly z.infer<typeof pendingRow>[], visible: re
     if (channel === undefined) return [];
     return [{ row, channel }];
   });
-  items.sort((a, b) => Number(b.channel.is_dm) - Number(a.channel.is_dm) || a.row.first_at.getTime() - b.row.first_at.getTime() || compareIds(a.row.channel_id, b.row.channel_id));
+  items.sort(
+    (a, b) =>
+      Number(b.channel.is_dm) - Number(a.channel.is_dm) ||
+      a.row.first_at.getTime() - b.row.first_at.getTime() ||
+      compareIds(a.row.channel_id, b.row.channel_id),
+  );
   return items.map(({ row, channel }) => ({
     channel_id: row.channel_id,
     server_id: channel.server_id,

@@ -3,13 +3,7 @@
  * the JSON of contract §6. Anything else is a bug: logged, answered with a generic 500.
  */
 export type ApiErrorCode =
-  | 'invalid_request'
-  | 'unauthorized'
-  | 'not_found'
-  | 'method_not_allowed'
-  | 'payload_too_large'
-  | 'unsupported_media_type'
-  | 'rate_limited';
+  'invalid_request' | 'unauthorized' | 'not_found' | 'method_not_allowed' | 'payload_too_large' | 'unsupported_media_type' | 'rate_limited';
 
 const statusOf: Readonly<Record<ApiErrorCode, number>> = {
   invalid_request: 400,

@@ -284,8 +284,20 @@ export function postgresRateLimitStore(pool: DatabasePool): RateLimitStore {
       const rows = await pool.any(sql.type(resultRow)`
         INSERT INTO push_rate_limit AS t (window_start, user_id, taken, granted)
         SELECT x.window_start, x.user_id, x.used + least(x.want, greatest(0, ${limit} - x.used)), least(x.want, greatest(0, ${limit} - x.used))
-        FROM unnest(${sql.array(sorted.map((e) => e.window), 'int8')}, ${sql.array(sorted.map((e) => e.userId), 'text')},
-                    ${sql.array(sorted.map((e) => e.used), 'int4')}, ${sql.array(sorted.map((e) => e.want), 'int4')})
+        FROM unnest(${sql.array(
+          sorted.map((e) => e.window),
+          'int8',
+        )}, ${sql.array(
+          sorted.map((e) => e.userId),
+          'text',
+        )},
+                    ${sql.array(
+                      sorted.map((e) => e.used),
+                      'int4',
+                    )}, ${sql.array(
+                      sorted.map((e) => e.want),
+                      'int4',
+                    )})
              WITH ORDINALITY AS x(window_start, user_id, used, want, n)
         ORDER BY x.n
         ON CONFLICT (window_start, user_id) DO UPDATE SET

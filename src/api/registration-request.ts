@@ -26,8 +26,6 @@ const fcmToken = new RegExp(fcmTokenPattern);
 const p256dhText = new RegExp(p256dhPattern);
 const authText = new RegExp(authPattern);
 
-export type Transport = 'fcm' | 'unifiedpush';
-
 export interface ReceiverKeys {
   /** RFC 8291 receiver public key: 65-byte uncompressed P-256 point. */
   readonly p256dh: Buffer;

@@ -5,11 +5,12 @@
 import { ForeignKeyIntegrityConstraintViolationError, sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../db/pool.js';
-import type { DeviceIdentity } from './auth.js';
+import type { DeviceIdentity } from '../domain.js';
 import type { RegistrationRequest } from './registration-request.js';
+import { transportNameSchema } from '../domain.js';
 
 const registrationView = z.object({
-  transport: z.enum(['fcm', 'unifiedpush']),
+  transport: transportNameSchema,
   created_at: z.date(),
   updated_at: z.date(),
   encrypted: z.boolean(),
@@ -20,7 +21,7 @@ export type RegistrationView = z.infer<typeof registrationView>;
 
 export type RegistrationOutcome = 'created' | 'refreshed' | 'switched';
 
-const upsertResult = registrationView.extend({ previous_transport: z.enum(['fcm', 'unifiedpush']).nullable() });
+const upsertResult = registrationView.extend({ previous_transport: transportNameSchema.nullable() });
 
 /**
  * Creates or replaces the device's registration. Same transport: token and keys replaced,
@@ -36,7 +37,9 @@ export async function upsertRegistration(
   request: RegistrationRequest,
 ): Promise<{ view: RegistrationView; outcome: RegistrationOutcome } | undefined> {
   const keys = request.transport === 'unifiedpush' ? request.keys : null;
-  const row = await pool.maybeOne(sql.type(upsertResult)`
+  const row = await pool
+    .maybeOne(
+      sql.type(upsertResult)`
     WITH previous AS (
       SELECT transport FROM push_registrations WHERE user_id = ${device.userId} AND device_id = ${device.deviceId}
     ), upserted AS (
@@ -67,11 +70,13 @@ export async function upsertRegistration(
       RETURNING transport, created_at, updated_at, up_p256dh IS NOT NULL AS encrypted
     )
     SELECT upserted.*, previous.transport AS previous_transport FROM upserted LEFT JOIN previous ON TRUE
-  `).catch((error: unknown) => {
-    // The user was deleted between the SELECT and the INSERT: the same answer as no user.
-    if (error instanceof ForeignKeyIntegrityConstraintViolationError) return null;
-    throw error;
-  });
+  `,
+    )
+    .catch((error: unknown) => {
+      // The user was deleted between the SELECT and the INSERT: the same answer as no user.
+      if (error instanceof ForeignKeyIntegrityConstraintViolationError) return null;
+      throw error;
+    });
   if (row === null) return undefined;
   const { previous_transport: previous, ...view } = row;
   const outcome = previous === null ? 'created' : previous === view.transport ? 'refreshed' : 'switched';

@@ -14,7 +14,9 @@ import { promises as dns } from 'node:dns';
 import { isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
 import { judgeAddress } from '../transports/address-policy.js';
+import { parseEndpointUrl } from '../transports/endpoint-url.js';
 import { hasControlOrLoneSurrogate } from './identity.js';
+import { withTimeout } from '../with-timeout.js';
 
 export const maxEndpointBytes = 2048;
 
@@ -58,12 +60,13 @@ const pathQueryFragmentOnly = new RegExp(`^${pathQueryFragment}$`);
 /** Resolves a host name to its addresses; rejects when it does not resolve. */
 export type LookupHost = (hostname: string) => Promise<readonly string[]>;
 
-export const systemLookup: LookupHost = async (hostname) =>
-  (await dns.lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
+export const systemLookup: LookupHost = async (hostname) => (await dns.lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
 
 /**
  * The endpoint as a URL, or the reason it is refused. Pure: no network. Checked part by part,
- * in this order, so the reason names what is wrong; together the parts are `endpointPattern`.
+ * in this order, so the reason names what is wrong; together the parts are `endpointPattern`;
+ * then the transport's own parse (transports/endpoint-url.ts), so nothing registers that the
+ * transport would refuse.
  */
 export function parseEndpoint(token: string, options: { readonly allowHttp: boolean }): URL | string {
   if (Buffer.byteLength(token, 'utf8') > maxEndpointBytes) return `must be at most ${maxEndpointBytes} bytes`;
@@ -77,15 +80,12 @@ export function parseEndpoint(token: string, options: { readonly allowHttp: bool
   if (!hostOnly.test(hostPart)) return 'must have a host that is a DNS name in ASCII, a dotted-decimal IPv4 address or a bracketed IPv6 address';
   if (portPart !== undefined && !portOnly.test(portPart)) return 'is not a valid URL';
   if (!pathQueryFragmentOnly.test(token.slice(scheme[0].length))) {
-    return 'must be an RFC 3986 URI: ASCII letters, digits and -._~!$&\'()*+,;=:@/? only, anything else percent-encoded as %XX';
+    return "must be an RFC 3986 URI: ASCII letters, digits and -._~!$&'()*+,;=:@/? only, anything else percent-encoded as %XX";
   }
   if (dnsNameOnly.test(hostPart) && domainToASCII(hostPart) === '') return 'has a host name that is not a valid internationalized domain name (IDNA)';
-  let url: URL;
-  try {
-    url = new URL(token);
-  } catch {
-    return 'is not a valid URL';
-  }
+  // The transport's parse: after the checks above only an unparsable URL can fail it.
+  const url = parseEndpointUrl(token, options);
+  if (typeof url === 'string') return 'is not a valid URL';
   if (url.hostname === '') return 'must have a host';
   return url;
 }
@@ -115,12 +115,4 @@ export async function refusedHost(url: URL, lookup: LookupHost, timeoutMs: numbe
 function verdictReason(address: string): string | undefined {
   const verdict = judgeAddress(address);
   return verdict.allowed ? undefined : `must not point to a ${verdict.reason} address`;
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

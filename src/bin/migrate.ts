@@ -17,7 +17,9 @@ async function main(args: readonly string[]): Promise<void> {
   const [command = 'up', count, ...rest] = args.filter((a) => !a.startsWith('--'));
   const valid =
     rest.length === 0 &&
-    ((command === 'up' && count === undefined) || (command === 'down' && (count === undefined || /^\d+$/.test(count))) || (command === 'force' && /^\d+$/.test(count ?? '')));
+    ((command === 'up' && count === undefined) ||
+      (command === 'down' && (count === undefined || /^\d+$/.test(count))) ||
+      (command === 'force' && /^\d+$/.test(count ?? '')));
   if (!valid) throw new Error(usage);
   const config = loadConfig('migrate');
   const migrations = serviceMigrations({ withHostStandIn });

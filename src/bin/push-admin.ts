@@ -4,7 +4,11 @@ import { ConfigError, loadConfig } from '../config/index.js';
 import { adminUsage, AdminUsageError, parseAdminArgs, runAdmin } from '../operations/admin-cli.js';
 
 async function main(args: readonly string[]): Promise<number> {
-  return runAdmin(parseAdminArgs(args), () => loadConfig('admin'), (line) => process.stdout.write(`${line}\n`));
+  return runAdmin(
+    parseAdminArgs(args),
+    () => loadConfig('admin'),
+    (line) => process.stdout.write(`${line}\n`),
+  );
 }
 
 main(process.argv.slice(2)).then(

@@ -33,7 +33,8 @@ export class Semaphore {
   release(count = 1): void {
     for (let i = 0; i < count; i++) {
       const next = this.#waiting.shift();
-      if (next !== undefined) next(); // the slot passes straight to the next waiter
+      if (next !== undefined)
+        next(); // the slot passes straight to the next waiter
       else this.#free++;
     }
   }

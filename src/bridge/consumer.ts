@@ -15,6 +15,7 @@ import { jetstream, type JsMsg } from '@nats-io/jetstream';
 import type { Logger } from '../log.js';
 import { Semaphore } from './concurrency.js';
 import type { Intake } from './intake.js';
+import { errorSummary } from '../error-summary.js';
 
 export interface ConsumerLoopOptions {
   readonly maxInFlight: number;
@@ -48,7 +49,7 @@ export async function startConsumerLoop(
   /** Runs the handler in a slot the caller already holds; the slot is freed when it settles. */
   const start = (msg: JsMsg) => {
     const handler = handle(msg)
-      .catch((error: unknown) => log.error({ sequence: msg.info.streamSequence, err: String(error) }, 'event handler failed'))
+      .catch((error: unknown) => log.error({ sequence: msg.info.streamSequence, err: errorSummary(error) }, 'event handler failed'))
       .finally(() => {
         slots.release();
         handlers.delete(handler);
@@ -61,7 +62,8 @@ export async function startConsumerLoop(
     try {
       const batch = await consumer.fetch({ max_messages: reserved, expires: options.pullExpiresMs ?? 2_000 });
       for await (const msg of batch) {
-        if (used === reserved) await slots.acquire(); // never expected: the server sends at most the batch
+        if (used === reserved)
+          await slots.acquire(); // never expected: the server sends at most the batch
         else used++;
         start(msg);
       }
@@ -84,8 +86,8 @@ export async function startConsumerLoop(
         lastSeenAt = began;
       } catch (error) {
         if (stopping) break;
-        log.warn({ err: String(error) }, 'JetStream fetch failed; retrying');
-        await options.recover?.(lastSeenAt).catch((e: unknown) => log.error({ err: String(e) }, 'could not recover the JetStream intake'));
+        log.warn({ err: errorSummary(error) }, 'JetStream fetch failed; retrying');
+        await options.recover?.(lastSeenAt).catch((e: unknown) => log.error({ err: errorSummary(e) }, 'could not recover the JetStream intake'));
         await sleep(1_000, undefined, { signal: stopped.signal }).catch(() => undefined); // cut short by stop()
       }
     }

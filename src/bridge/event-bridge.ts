@@ -80,7 +80,10 @@ export async function startEventBridge(deps: EventBridgeDeps, options: EventBrid
         const startAt = new Date((lastSeenAt ?? startedAt).getTime() - recreatedConsumerOverlapMs);
         const recovered = await ensureIntake(deps.nc, { ...options, startAt });
         if (recovered.start.kind !== 'resumed') {
-          deps.log.warn({ stream: recovered.stream, consumer: recovered.consumer, startAt }, 'JetStream consumer was missing: recreated, starting before it was last seen');
+          deps.log.warn(
+            { stream: recovered.stream, consumer: recovered.consumer, startAt },
+            'JetStream consumer was missing: recreated, starting before it was last seen',
+          );
         }
       },
     },
@@ -94,7 +97,8 @@ function reportIntake(intake: Intake, options: EventBridgeOptions, log: Logger):
   const where = { stream: intake.stream, consumer: intake.consumer };
   if (intake.start.kind === 'resumed') {
     log.info(where, 'JetStream consumer exists: resuming where it was');
-    if (options.startAt !== undefined) log.warn({ ...where, startAt: options.startAt }, 'start time ignored: the consumer exists and resumes where it was');
+    if (options.startAt !== undefined)
+      log.warn({ ...where, startAt: options.startAt }, 'start time ignored: the consumer exists and resumes where it was');
   } else if (intake.start.kind === 'new-messages') {
     log.info(where, 'JetStream consumer created: starting at messages published from now on');
   } else {

@@ -13,15 +13,7 @@ export interface MessageEvent {
 
 export type ParsedEvent = { readonly ok: true; readonly event: MessageEvent } | { readonly ok: false; readonly reason: MalformedReason };
 
-export type MalformedReason =
-  | 'subject'
-  | 'not_json'
-  | 'not_object'
-  | 'id'
-  | 'channel_id'
-  | 'author_id'
-  | 'created_at'
-  | 'channel_mismatch';
+export type MalformedReason = 'subject' | 'not_json' | 'not_object' | 'id' | 'channel_id' | 'author_id' | 'created_at' | 'channel_mismatch';
 
 const INT8_MAX = (1n << 63n) - 1n;
 
@@ -40,7 +32,11 @@ export function parseMessageEvent(subject: string, data: Uint8Array, subjectPref
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return malformed('not_object');
   const fields = body as Record<string, unknown>;
-  for (const [field, reason] of [['id', 'id'], ['channel_id', 'channel_id'], ['author_id', 'author_id']] as const) {
+  for (const [field, reason] of [
+    ['id', 'id'],
+    ['channel_id', 'channel_id'],
+    ['author_id', 'author_id'],
+  ] as const) {
     if (!isSnowflake(fields[field])) return malformed(reason);
   }
   const createdAt = parseRfc3339(fields.created_at);

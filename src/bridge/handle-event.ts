@@ -15,11 +15,12 @@
 import type { JsMsg } from '@nats-io/jetstream';
 import type { DatabasePool } from 'slonik';
 import type { Logger } from '../log.js';
-import { announceToDevices, type AnnounceTarget } from './announce.js';
+import { announceToDevices, type AnnounceTarget } from './signal-pending.js';
 import { parseMessageEvent, type MessageEvent } from './event.js';
 import { createKeyedBatcher } from './keyed-batcher.js';
 import { bridgeMetrics, type EventOutcome } from './metrics.js';
 import { recordChannelEvents, type EventRecord } from './record-events.js';
+import { errorSummary } from '../error-summary.js';
 
 export interface RetryPolicy {
   /** Delay before the first redelivery of a failed event; doubles with each further one. */
@@ -81,7 +82,14 @@ async function settle(deps: EventHandlerDeps, record: (event: MessageEvent) => P
   } catch (error) {
     const delayMs = retryDelayMs(msg.info.deliveryCount, deps.retry);
     deps.log.warn(
-      { messageId: event.messageId, channelId: event.channelId, sequence, deliveries: msg.info.deliveryCount, retryInMs: delayMs, err: errorSummary(error) },
+      {
+        messageId: event.messageId,
+        channelId: event.channelId,
+        sequence,
+        deliveries: msg.info.deliveryCount,
+        retryInMs: delayMs,
+        err: errorSummary(error),
+      },
       'MESSAGE_CREATE event failed; will be redelivered',
     );
     msg.nak(delayMs);
@@ -95,11 +103,9 @@ async function recordAndSignal(deps: EventHandlerDeps, channelId: string, events
   bridgeMetrics.pendingRows.inc({ change: 'created' }, recorded.rowsCreated);
   bridgeMetrics.pendingRows.inc({ change: 'updated' }, recorded.rowsUpdated);
   await announceToDevices(deps.announce, recorded.toSignal);
-  deps.log.debug({ channelId, messageIds: events.map((e) => e.messageId), records: recorded.records, signalled: recorded.toSignal.length }, 'MESSAGE_CREATE events recorded');
+  deps.log.debug(
+    { channelId, messageIds: events.map((e) => e.messageId), records: recorded.records, signalled: recorded.toSignal.length },
+    'MESSAGE_CREATE events recorded',
+  );
   return recorded.records;
-}
-
-/** Name and message only: no stack of query parameters, no payloads. */
-function errorSummary(error: unknown): { type: string; message: string } {
-  return error instanceof Error ? { type: error.name, message: error.message } : { type: typeof error, message: String(error) };
 }

@@ -25,15 +25,23 @@ export async function startBridge(config: BridgeConfig, log: Logger): Promise<Ru
   const nc = await connect(natsConnectionOptions(config.nats, 'zippchat-push-bridge')).catch((error: unknown) => {
     throw new StartupError(describeNatsFailure(error));
   });
-  const bridge = await startEventBridge({ nc, pool, temporal: temporal.client, taskQueue: config.temporal.taskQueue, log }, { startAt: config.bridgeStartAt });
-  const ops = await startOpsServer(config.http.host, config.bridgeMetricsPort, {
-    postgres: () => checkDatabase(pool),
-    nats: async () => {
-      if (nc.isClosed()) throw new Error('NATS connection closed');
-      await nc.flush();
+  const bridge = await startEventBridge(
+    { nc, pool, temporal: temporal.client, taskQueue: config.temporal.taskQueue, log },
+    { startAt: config.bridgeStartAt },
+  );
+  const ops = await startOpsServer(
+    config.http.host,
+    config.bridgeMetricsPort,
+    {
+      postgres: () => checkDatabase(pool),
+      nats: async () => {
+        if (nc.isClosed()) throw new Error('NATS connection closed');
+        await nc.flush();
+      },
+      temporal: () => temporal.check(),
     },
-    temporal: () => temporal.check(),
-  }, log);
+    log,
+  );
   log.info({ stream: bridge.intake.stream, consumer: bridge.intake.consumer, opsPort: ops.port }, 'bridge running');
   return {
     opsPort: ops.port,

@@ -29,7 +29,10 @@ export function createKeyedBatcher<T, R>(run: BatchRunner<T, R>, maxBatch: numbe
     while (queue.length > 0) {
       const batch = queue.splice(0, maxBatch);
       try {
-        const results = await run(key, batch.map((w) => w.item));
+        const results = await run(
+          key,
+          batch.map((w) => w.item),
+        );
         batch.forEach((w, i) => w.resolve(results[i]!));
       } catch (error) {
         for (const w of batch) w.reject(error);

@@ -41,7 +41,10 @@ export function describeNatsFailure(error: unknown): string {
   const tls: Array<[RegExp, string]> = [
     [/certificate required|CERTIFICATE_REQUIRED/i, 'the server requires a client certificate: NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE'],
     [/unknown ca|UNKNOWN_CA|bad certificate/i, 'the server does not accept our client certificate'],
-    [/self.signed|unable to verify|unable to get (local )?issuer|UNABLE_TO_VERIFY|SELF_SIGNED/i, 'the server certificate is not signed by the CA in NATS_TLS_CA_FILE'],
+    [
+      /self.signed|unable to verify|unable to get (local )?issuer|UNABLE_TO_VERIFY|SELF_SIGNED/i,
+      'the server certificate is not signed by the CA in NATS_TLS_CA_FILE',
+    ],
     [/altname|hostname|ALTNAME_INVALID/i, 'the server certificate does not name the host in NATS_URL'],
     [/expired/i, 'a certificate has expired'],
   ];

@@ -23,12 +23,11 @@ import { sql, type DatabasePool, type DatabaseTransactionConnection } from 'slon
 import { z } from 'zod';
 import type { MessageEvent } from './event.js';
 import { channelRecipients } from './recipients.js';
+import { transportNameSchema, type DeviceIdentity, type TransportName } from '../domain.js';
 
-export interface DeviceToSignal {
+export interface DeviceToSignal extends DeviceIdentity {
   readonly registrationId: string;
-  readonly userId: string;
-  readonly deviceId: string;
-  readonly transport: 'fcm' | 'unifiedpush';
+  readonly transport: TransportName;
 }
 
 export type EventRecord = 'counted' | 'duplicate' | 'unknown_channel';
@@ -46,7 +45,7 @@ const device = z.object({
   registrationId: z.string(),
   userId: z.string(),
   deviceId: z.string(),
-  transport: z.enum(['fcm', 'unifiedpush']),
+  transport: transportNameSchema,
 });
 
 /** `events` must all belong to `channelId`. */
@@ -92,7 +91,7 @@ const upserted = z.object({
   registration_ids: z.array(z.string()),
   user_ids: z.array(z.string()),
   device_ids: z.array(z.string()),
-  transports: z.array(z.enum(['fcm', 'unifiedpush'])),
+  transports: z.array(transportNameSchema),
 });
 
 /**
@@ -119,9 +118,18 @@ export function pendingUpsert(channel: ChannelRow, events: readonly MessageEvent
   return sql.type(upserted)`
     WITH batch AS (
       SELECT * FROM unnest(
-        ${sql.array(events.map((e) => e.messageId), 'int8')},
-        ${sql.array(events.map((e) => e.authorId), 'int8')},
-        ${sql.array(events.map((e) => e.createdAt.toISOString()), 'timestamptz')}
+        ${sql.array(
+          events.map((e) => e.messageId),
+          'int8',
+        )},
+        ${sql.array(
+          events.map((e) => e.authorId),
+          'int8',
+        )},
+        ${sql.array(
+          events.map((e) => e.createdAt.toISOString()),
+          'timestamptz',
+        )}
       ) AS b(message_id, author_id, created_at)
     ),
     whole AS (
@@ -185,7 +193,11 @@ export function pendingUpsert(channel: ChannelRow, events: readonly MessageEvent
  * rather than by channel alone, which no index serves; a device that lost sight of the
  * channel meanwhile is rightly not woken.
  */
-async function rowsOwnedBy(tx: DatabaseTransactionConnection, channel: ChannelRow, messageIds: readonly string[]): Promise<readonly DeviceToSignal[]> {
+async function rowsOwnedBy(
+  tx: DatabaseTransactionConnection,
+  channel: ChannelRow,
+  messageIds: readonly string[],
+): Promise<readonly DeviceToSignal[]> {
   return tx.any(sql.type(device)`
     SELECT r.id::text AS "registrationId", r.user_id::text AS "userId", r.device_id AS "deviceId", r.transport
     FROM (${channelRecipients(channel.id, channel.server_id)}) recipient

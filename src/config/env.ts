@@ -35,7 +35,9 @@ export function resolveEnv(env: Env): Record<string, string | undefined> {
 
 /** Reads a file named by `variable`; one trailing newline (as `echo` and editors leave) is dropped. */
 export function readSecretFile(variable: string, file: string): string {
-  const text = readFile(variable, file).toString('utf8').replace(/\r?\n$/, '');
+  const text = readFile(variable, file)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
   if (text.trim() === '') throw new ConfigError(variable, `names an empty file (${file})`);
   return text;
 }

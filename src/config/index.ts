@@ -8,7 +8,17 @@
  * given as a file in `X_FILE` instead (env.ts).
  */
 import { resolveEnv, type Env } from './env.js';
-import { processes, readSections, type AdminConfig, type AllConfig, type ApiConfig, type BridgeConfig, type MigrateConfig, type Role, type WorkerConfig } from './processes.js';
+import {
+  processes,
+  readSections,
+  type AdminConfig,
+  type AllConfig,
+  type ApiConfig,
+  type BridgeConfig,
+  type MigrateConfig,
+  type Role,
+  type WorkerConfig,
+} from './processes.js';
 
 export { ConfigError } from './errors.js';
 export type { Env } from './env.js';

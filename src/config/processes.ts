@@ -18,7 +18,16 @@ type Out<S> = S extends Section<infer T> ? T : never;
 type Merge<T extends readonly unknown[]> = T extends readonly [infer H, ...infer R] ? Out<H> & Merge<R> : unknown;
 
 const api = [logSection, databaseSection, temporalSection, apiListenSection, jwtSection, apiFcmSection, unifiedPushSection] as const;
-const worker = [logSection, databaseSection, temporalSection, workerListenSection, workerFcmSection, unifiedPushSection, coalescingSection, fcmBudgetSection] as const;
+const worker = [
+  logSection,
+  databaseSection,
+  temporalSection,
+  workerListenSection,
+  workerFcmSection,
+  unifiedPushSection,
+  coalescingSection,
+  fcmBudgetSection,
+] as const;
 const bridge = [logSection, databaseSection, temporalSection, natsSection, bridgeStartSection, bridgeListenSection] as const;
 const migrate = [logSection, databaseSection] as const;
 // push-admin shows a device's FCM budget left: it reads the budget's settings too.
@@ -30,7 +39,7 @@ export type WorkerConfig = Merge<typeof worker>;
 export type BridgeConfig = Merge<typeof bridge>;
 export type MigrateConfig = Merge<typeof migrate>;
 export type AdminConfig = Merge<typeof admin>;
-/** Development only (`src/bin/all.ts`): the three processes in one. */
+/** Development only (`devstack/all-in-one.ts`): the three processes in one. */
 export type AllConfig = ApiConfig & WorkerConfig & BridgeConfig;
 
 export const processes = { api, worker, bridge, migrate, admin, all } as const;

@@ -24,7 +24,12 @@ export interface CertificatePair {
 }
 
 /** A client certificate and its key: both or neither, and they must match. */
-export function readCertificatePair(certVariable: string, certFile: string | undefined, keyVariable: string, keyFile: string | undefined): CertificatePair | undefined {
+export function readCertificatePair(
+  certVariable: string,
+  certFile: string | undefined,
+  keyVariable: string,
+  keyFile: string | undefined,
+): CertificatePair | undefined {
   if (certFile === undefined && keyFile === undefined) return undefined;
   if (certFile === undefined) throw new ConfigError(certVariable, `is required with ${keyVariable} (a client certificate and its key go together)`);
   if (keyFile === undefined) throw new ConfigError(keyVariable, `is required with ${certVariable} (a client certificate and its key go together)`);

@@ -40,12 +40,17 @@ export function postgresConnection(databaseUrl: string): PostgresConnection {
     throw new ConnectionSettingsError('must be a postgres:// or postgresql:// URL');
   }
   if (!['postgres:', 'postgresql:'].includes(url.protocol)) throw new ConnectionSettingsError('must be a postgres:// or postgresql:// URL');
-  const params = Object.fromEntries(tlsParameters.map((name) => [name, url.searchParams.get(name) ?? undefined])) as Record<(typeof tlsParameters)[number], string | undefined>;
+  const params = Object.fromEntries(tlsParameters.map((name) => [name, url.searchParams.get(name) ?? undefined])) as Record<
+    (typeof tlsParameters)[number],
+    string | undefined
+  >;
   for (const name of tlsParameters) url.searchParams.delete(name);
   const stripped = url.toString();
   const rawMode = params.sslmode;
   if (rawMode !== undefined && !(modes as readonly string[]).includes(rawMode)) {
-    throw new ConnectionSettingsError(`has sslmode=${rawMode}; use one of ${modes.join(', ')} (allow and prefer cannot be honoured: say disable or require)`);
+    throw new ConnectionSettingsError(
+      `has sslmode=${rawMode}; use one of ${modes.join(', ')} (allow and prefer cannot be honoured: say disable or require)`,
+    );
   }
   if ((params.sslcert === undefined) !== (params.sslkey === undefined)) throw new ConnectionSettingsError('needs sslcert and sslkey together');
   const named = params.sslrootcert !== undefined || params.sslcert !== undefined;

@@ -22,8 +22,10 @@ export function describeDatabaseFailure(error: unknown): DatabaseFailure {
   for (let cause: unknown = error, depth = 0; cause instanceof Error && depth < 6; cause = cause.cause, depth++) {
     const code = (cause as { code?: string }).code ?? '';
     if (code in tlsCodes) return { reason: `TLS to PostgreSQL failed: ${tlsCodes[code]}`, permanent: true };
-    if (/does not support SSL/i.test(cause.message)) return { reason: 'PostgreSQL does not offer TLS but DATABASE_URL asks for it (sslmode)', permanent: true };
-    if (code === '28P01' || code === '28000') return { reason: 'PostgreSQL refused our credentials (DATABASE_URL user or password)', permanent: true };
+    if (/does not support SSL/i.test(cause.message))
+      return { reason: 'PostgreSQL does not offer TLS but DATABASE_URL asks for it (sslmode)', permanent: true };
+    if (code === '28P01' || code === '28000')
+      return { reason: 'PostgreSQL refused our credentials (DATABASE_URL user or password)', permanent: true };
     if (code === '3D000') return { reason: 'the database in DATABASE_URL does not exist', permanent: true };
     if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ETIMEDOUT' || /timeout/i.test(cause.message)) {
       return { reason: `PostgreSQL is unreachable (${code || 'timeout'})`, permanent: false };

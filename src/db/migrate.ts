@@ -157,7 +157,9 @@ async function withMigrationLock<T>(databaseUrl: string, work: (session: Migrati
   const client = new pg.Client({ connectionString: url, ssl, application_name: 'zippchat-push migrate' });
   await client.connect();
   try {
-    const { rows } = await client.query<{ database: string; schema: string | null }>('SELECT current_database() AS database, current_schema() AS schema');
+    const { rows } = await client.query<{ database: string; schema: string | null }>(
+      'SELECT current_database() AS database, current_schema() AS schema',
+    );
     const { database, schema } = rows[0]!;
     if (schema === null) throw new Error('no current schema (search_path names no existing schema): nowhere to keep schema_migrations');
     for (const id of golangMigrateLockIds(database, schema)) await client.query('SELECT pg_advisory_lock($1)', [id]);

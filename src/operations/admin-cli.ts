@@ -73,7 +73,13 @@ export async function runAdmin(command: AdminCommand, loadConfig: () => AdminCon
       return 0;
     }
     if (command.command === 'device') {
-      const deps = { pool, temporal: temporal.client, namespace: config.temporal.namespace, uiUrl: config.temporal.uiUrl, fcmBudget: config.fcmBudget };
+      const deps = {
+        pool,
+        temporal: temporal.client,
+        namespace: config.temporal.namespace,
+        uiUrl: config.temporal.uiUrl,
+        fcmBudget: config.fcmBudget,
+      };
       const report = await inspectDevice(deps, command.userId, command.deviceId);
       print(report, formatDeviceReport(report));
       return report.registration === null ? 4 : 0;

@@ -13,10 +13,11 @@ import type { DatabasePool } from '../db/pool.js';
 import { budgetLeft } from '../../workflows/fcm-budget.js';
 import { registrationWorkflowId } from '../../temporal/names.js';
 import { stateQuery, type RegistrationStateView } from '../../workflows/registration-messages.js';
+import { transportNameSchema } from '../domain.js';
 
 const registrationRow = z.object({
   id: z.string(),
-  transport: z.enum(['fcm', 'unifiedpush']),
+  transport: transportNameSchema,
   encrypted: z.boolean(),
   wake_outstanding: z.boolean(),
   last_woken_at: z.date().nullable(),
@@ -58,7 +59,13 @@ export interface WorkflowSummary {
 /** What decides, beyond coalescing, when the device may be woken (issues 12 and 19). */
 export interface DeliverySummary {
   /** FCM with a budget (as this tool's configuration says): wakes that could go out back to back now. */
-  readonly budget: { readonly burst: number; readonly left: number; readonly leftForServerChannels: number; readonly refillMs: number; readonly dmReserve: number } | null;
+  readonly budget: {
+    readonly burst: number;
+    readonly left: number;
+    readonly leftForServerChannels: number;
+    readonly refillMs: number;
+    readonly dmReserve: number;
+  } | null;
   /** A back-off in force now: no wake before `until`. */
   readonly backoff: { readonly until: Date; readonly reason: string | null; readonly inARow: number } | null;
 }
@@ -134,7 +141,12 @@ async function describeWorkflow(deps: OperationsDeps, userId: string, deviceId: 
   try {
     const description = await withDeadline(handle.describe(), deadline, 'describe');
     const running = description.status.name === 'RUNNING';
-    const state = running ? await withDeadline(handle.query(stateQuery), deadline, 'the state query').then((s) => ({ s }), (e: unknown) => ({ e })) : undefined;
+    const state = running
+      ? await withDeadline(handle.query(stateQuery), deadline, 'the state query').then(
+          (s) => ({ s }),
+          (e: unknown) => ({ e }),
+        )
+      : undefined;
     return {
       ...base,
       status: description.status.name,
@@ -145,7 +157,14 @@ async function describeWorkflow(deps: OperationsDeps, userId: string, deviceId: 
     };
   } catch (error) {
     const status = error instanceof WorkflowNotFoundError ? 'not found' : 'unknown';
-    return { ...base, status, runId: undefined, startTime: undefined, state: undefined, stateError: status === 'unknown' ? errorText(error) : 'no workflow' };
+    return {
+      ...base,
+      status,
+      runId: undefined,
+      startTime: undefined,
+      state: undefined,
+      stateError: status === 'unknown' ? errorText(error) : 'no workflow',
+    };
   }
 }
 

@@ -19,15 +19,22 @@ export function formatDeviceReport(report: DeviceReport): string[] {
     const d = report.delivery;
     if (d?.budget) {
       const b = d.budget;
-      lines.push(`  FCM budget     ${b.left} of ${b.burst} wakes left now (${b.leftForServerChannels} for server channels, ${b.dmReserve} kept for DMs); one more every ${b.refillMs / 1000} s`);
+      lines.push(
+        `  FCM budget     ${b.left} of ${b.burst} wakes left now (${b.leftForServerChannels} for server channels, ${b.dmReserve} kept for DMs); one more every ${b.refillMs / 1000} s`,
+      );
     }
-    if (d?.backoff) lines.push(`  back-off       no wake before ${time(d.backoff.until)}: ${d.backoff.reason ?? 'backing off'} (${d.backoff.inARow} in a row)`);
+    if (d?.backoff)
+      lines.push(`  back-off       no wake before ${time(d.backoff.until)}: ${d.backoff.reason ?? 'backing off'} (${d.backoff.inARow} in a row)`);
     else if (d !== null) lines.push('  back-off       none');
   }
-  lines.push(`  sessions       ${report.liveSessions} live${report.liveSessions === 0 && r !== null ? ' — no live session: maintenance prunes this registration' : ''}`);
+  lines.push(
+    `  sessions       ${report.liveSessions} live${report.liveSessions === 0 && r !== null ? ' — no live session: maintenance prunes this registration' : ''}`,
+  );
   lines.push(`  pending        ${report.pending.length === 0 ? 'nothing' : `${report.pending.length} channel(s)`}`);
   for (const p of report.pending) {
-    lines.push(`    ${p.is_dm ? 'DM     ' : 'channel'} ${p.channel_id}: ${p.message_count} message(s) since ${time(p.first_at)}, last written ${time(p.last_at)}`);
+    lines.push(
+      `    ${p.is_dm ? 'DM     ' : 'channel'} ${p.channel_id}: ${p.message_count} message(s) since ${time(p.first_at)}, last written ${time(p.last_at)}`,
+    );
   }
   const w = report.workflow;
   lines.push(`  workflow       ${w.workflowId}: ${w.status}${w.startTime === undefined ? '' : ` since ${time(w.startTime)}`}`);
@@ -36,7 +43,9 @@ export function formatDeviceReport(report: DeviceReport): string[] {
     const next = s.nextTimer === null ? 'no timer' : `next check ${s.nextTimer.at} (${s.nextTimer.reason})`;
     const budget = s.budget ? `; FCM budget ${s.budget.left}/${s.budget.burst}` : '';
     const backoff = s.backoff ? `; backing off until ${s.backoff.until}` : '';
-    lines.push(`  state          ${s.transport}; outstanding ${s.outstanding}; last wake ${s.lastWakeAt ?? 'never'}; ${next}; ${s.wakesThisRun} wake(s) this run${budget}${backoff}`);
+    lines.push(
+      `  state          ${s.transport}; outstanding ${s.outstanding}; last wake ${s.lastWakeAt ?? 'never'}; ${next}; ${s.wakesThisRun} wake(s) this run${budget}${backoff}`,
+    );
   } else if (w.stateError !== undefined) lines.push(`  state          unavailable: ${w.stateError}`);
   if (w.webUiUrl !== undefined) lines.push(`  Web UI         ${w.webUiUrl}`);
   return lines;
@@ -53,7 +62,11 @@ export function formatCounts(counts: RegistrationCounts): string[] {
 }
 
 export function formatPrune(userId: string, deviceId: string, result: PruneResult): string[] {
-  const what = result.deleted ? `deleted the ${result.transport} registration of device ${deviceId} of user ${userId} (its pending rows with it)` : `device ${deviceId} of user ${userId} had no registration`;
-  const workflow = result.workflowTold ? 'its workflow was told to end' : `its workflow could not be told (${result.workflowError}); maintenance ends it later`;
+  const what = result.deleted
+    ? `deleted the ${result.transport} registration of device ${deviceId} of user ${userId} (its pending rows with it)`
+    : `device ${deviceId} of user ${userId} had no registration`;
+  const workflow = result.workflowTold
+    ? 'its workflow was told to end'
+    : `its workflow could not be told (${result.workflowError}); maintenance ends it later`;
   return [what, workflow];
 }

@@ -10,6 +10,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../db/pool.js';
 import { registry } from '../metrics.js';
+import { transportNames } from '../domain.js';
 
 interface Snapshot {
   readonly pendingRows: number;
@@ -88,11 +89,11 @@ async function readSnapshot(pool: DatabasePool, timeoutMs: number): Promise<Snap
         SELECT transport, count(*)::int AS count, count(*) FILTER (WHERE wake_outstanding)::int AS outstanding
         FROM push_registrations GROUP BY transport`),
     );
-    const pending = await limited(pool, timeoutMs, (tx) => tx.oneFirst(sql.type(z.object({ count: z.number() }))`SELECT count(*)::float8 AS count FROM push_pending`)).catch(
-      () => estimatedRows(pool),
-    );
+    const pending = await limited(pool, timeoutMs, (tx) =>
+      tx.oneFirst(sql.type(z.object({ count: z.number() }))`SELECT count(*)::float8 AS count FROM push_pending`),
+    ).catch(() => estimatedRows(pool));
     // Transports without rows still show 0 rather than vanishing from the graph.
-    const all = ['fcm', 'unifiedpush'].map((transport) => rows.find((r) => r.transport === transport) ?? { transport, count: 0, outstanding: 0 });
+    const all = transportNames.map((transport) => rows.find((r) => r.transport === transport) ?? { transport, count: 0, outstanding: 0 });
     return { pendingRows: pending, registrations: all };
   } catch {
     collectFailures.inc();

@@ -7,19 +7,20 @@ import type { Client } from '@temporalio/client';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../db/pool.js';
-import { announceDeleted } from '../../temporal/registrations.js';
+import { announceDeleted } from '../../temporal/registration-workflows.js';
+import { transportNameSchema, type TransportName } from '../domain.js';
 
 export interface PruneResult {
   /** Whether a registration existed and was deleted. */
   readonly deleted: boolean;
-  readonly transport: 'fcm' | 'unifiedpush' | undefined;
+  readonly transport: TransportName | undefined;
   /** Whether the workflow was told (a Temporal outage leaves it for maintenance to heal). */
   readonly workflowTold: boolean;
   readonly workflowError: string | undefined;
 }
 
 export async function pruneRegistration(pool: DatabasePool, temporal: Client, userId: string, deviceId: string): Promise<PruneResult> {
-  const transport = await pool.maybeOneFirst(sql.type(z.object({ transport: z.enum(['fcm', 'unifiedpush']) }))`
+  const transport = await pool.maybeOneFirst(sql.type(z.object({ transport: transportNameSchema }))`
     DELETE FROM push_registrations WHERE user_id = ${userId} AND device_id = ${deviceId} RETURNING transport`);
   // Told even when there was no row, as the api does: a workflow left running ends too.
   const told = await announceDeleted(temporal, { userId, deviceId }).then(

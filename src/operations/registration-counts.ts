@@ -2,9 +2,10 @@
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../db/pool.js';
+import { transportNameSchema } from '../domain.js';
 
 const countRow = z.object({
-  transport: z.enum(['fcm', 'unifiedpush']),
+  transport: transportNameSchema,
   registrations: z.number(),
   encrypted: z.number(),
   wake_outstanding: z.number(),

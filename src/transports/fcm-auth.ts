@@ -69,7 +69,12 @@ export function createAccessTokens(credentials: FcmCredentials, timeoutMs: numbe
   };
 }
 
-async function requestToken(credentials: FcmCredentials, key: KeyObject, issuedAt: number, timeoutMs: number): Promise<{ token: string; expiresInMs: number }> {
+async function requestToken(
+  credentials: FcmCredentials,
+  key: KeyObject,
+  issuedAt: number,
+  timeoutMs: number,
+): Promise<{ token: string; expiresInMs: number }> {
   const iat = Math.floor(issuedAt / 1_000);
   const assertion = await new SignJWT({ scope: fcmScope })
     .setProtectedHeader({ alg: 'RS256', typ: 'JWT', ...(credentials.privateKeyId === undefined ? {} : { kid: credentials.privateKeyId }) })

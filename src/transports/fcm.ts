@@ -14,7 +14,8 @@ import type { PruneBreaker } from './breaker.js';
 import { prunesWithheld } from './metrics.js';
 import { parseRetryAfter } from './retry-after.js';
 import { describeFailure, postWithDeadline, type PostAnswer } from './safe-http.js';
-import { type Priority, type RegistrationForSend, type SendOutcome, type Transport, wakePayload } from './types.js';
+import { type RegistrationForSend, type SendOutcome, type PushSender, wakePayload } from './types.js';
+import type { WakePriority } from '../domain.js';
 
 export interface FcmOptions {
   readonly projectId: string;
@@ -31,7 +32,7 @@ export interface FcmOptions {
 const wakeData = JSON.parse(wakePayload) as Record<string, string>;
 
 /** The request body of contract §8, byte for byte. */
-export function fcmMessage(token: string, priority: Priority): string {
+export function fcmMessage(token: string, priority: WakePriority): string {
   return JSON.stringify({
     message: {
       token,
@@ -41,11 +42,11 @@ export function fcmMessage(token: string, priority: Priority): string {
   });
 }
 
-export function createFcmTransport(options: FcmOptions): Transport {
+export function createFcmSender(options: FcmOptions): PushSender {
   const url = `${options.endpoint}/v1/projects/${encodeURIComponent(options.projectId)}/messages:send`;
   const now = options.now ?? Date.now;
 
-  async function send(registration: RegistrationForSend, priority: Priority, retriedAfter401: boolean): Promise<SendOutcome> {
+  async function send(registration: RegistrationForSend, priority: WakePriority, retriedAfter401: boolean): Promise<SendOutcome> {
     let bearer: string;
     try {
       bearer = await options.tokens.get();
@@ -85,7 +86,11 @@ export function createFcmTransport(options: FcmOptions): Transport {
         return { kind: 'transient', reason: verdict.reason, blame: 'endpoint', ...after };
       }
       case 'rate-limited':
-        return { kind: 'rate-limited', reason: verdict.reason, retryAfterMs: Math.max(parseRetryAfter(answer.headers['retry-after'], now()) ?? 0, verdict.minRetryMs) };
+        return {
+          kind: 'rate-limited',
+          reason: verdict.reason,
+          retryAfterMs: Math.max(parseRetryAfter(answer.headers['retry-after'], now()) ?? 0, verdict.minRetryMs),
+        };
       case 'config-error':
         return verdict;
     }

@@ -11,16 +11,24 @@ import type { WorkerConfig } from '../config/index.js';
 import type { Logger } from '../log.js';
 import { createPruneBreaker, defaultBreaker } from './breaker.js';
 import { createAccessTokens } from './fcm-auth.js';
-import { createFcmTransport } from './fcm.js';
+import { createFcmSender } from './fcm.js';
 import { breakerOpen, breakerTrips, outageDeferrals, outageGauge, sendFailures } from './metrics.js';
 import { observe } from './observe.js';
-import { createOutageDetector, originKey, parseOriginKey, type OriginKey, type OutageDetector, type OutageDetectorOptions } from './outage-detector.js';
+import {
+  createOutageDetector,
+  originKey,
+  parseOriginKey,
+  type OriginKey,
+  type OutageDetector,
+  type OutageDetectorOptions,
+} from './outage-detector.js';
 import { createGuardedAgent, type Resolve } from './safe-http.js';
-import type { Priority, RegistrationForSend, Transport, WakeOutcome, WakeSender } from './types.js';
-import { createUnifiedPushTransport } from './unifiedpush.js';
+import type { RegistrationForSend, PushSender, WakeOutcome, WakeSender } from './types.js';
+import { createUnifiedPushSender } from './unifiedpush.js';
 import { createVapidSigner } from './vapid.js';
+import type { WakePriority } from '../domain.js';
 
-export type { Priority, RegistrationForSend, SendOutcome, Transport, TransportName, WakeOutcome, WakeSender } from './types.js';
+export type { RegistrationForSend, SendOutcome, PushSender, WakeOutcome, WakeSender } from './types.js';
 
 export interface TransportOptions {
   /** Total time for one UnifiedPush request (design §7: 10 s). */
@@ -39,10 +47,10 @@ export interface TransportOptions {
 }
 
 export interface Transports extends WakeSender {
-  readonly fcm: Transport;
-  readonly unifiedpush: Transport;
+  readonly fcm: PushSender;
+  readonly unifiedpush: PushSender;
   readonly detector: OutageDetector;
-  forRegistration(registration: RegistrationForSend): Transport;
+  forRegistration(registration: RegistrationForSend): PushSender;
   /** Called when an origin's outage ends (the worker wakes the devices it deferred). */
   onOutageEnd(listener: (key: OriginKey) => void): void;
   /** The detector's clock: the latest workflow time a send came with, or the real time if later. */
@@ -67,7 +75,7 @@ export function createTransports(config: TransportConfig, log: Logger, options: 
   const upAgent = createGuardedAgent({ allowPrivate: config.unifiedPush.allowPrivate, timeoutMs: upDeadline, resolve: options.resolve });
   const fcmAgent = new Agent({ connect: { timeout: options.fcmDeadlineMs ?? defaults.fcmDeadlineMs } });
   const vapid = config.unifiedPush.vapid;
-  const unifiedpush = createUnifiedPushTransport({
+  const unifiedpush = createUnifiedPushSender({
     dispatcher: upAgent,
     allowHttp: config.unifiedPush.allowHttp,
     deadlineMs: upDeadline,
@@ -82,7 +90,10 @@ export function createTransports(config: TransportConfig, log: Logger, options: 
     ...options.outage,
     onEnter: (key, summary) => {
       updateOutageGauge(detector);
-      transportLog.warn({ alert: 'transport-outage', ...parseOriginKey(key), failing: summary.failed, delivered: summary.delivered }, 'outage: most recent sends to this origin fail; its wakes are held back (a probe now and then) and no failure counts against a device');
+      transportLog.warn(
+        { alert: 'transport-outage', ...parseOriginKey(key), failing: summary.failed, delivered: summary.delivered },
+        'outage: most recent sends to this origin fail; its wakes are held back (a probe now and then) and no failure counts against a device',
+      );
     },
     onExit: (key, why) => {
       updateOutageGauge(detector);
@@ -129,11 +140,11 @@ function unifiedPushKey(endpoint: string): OriginKey | undefined {
 
 /** One send through the detector: held back in an outage, judged after (module comment). */
 async function judgedSend(
-  transport: Transport,
+  transport: PushSender,
   detector: OutageDetector,
   keys: OriginKeys,
   registration: RegistrationForSend,
-  priority: Priority,
+  priority: WakePriority,
   now: number,
 ): Promise<WakeOutcome> {
   const isFcm = registration.transport === 'fcm';
@@ -143,7 +154,14 @@ async function judgedSend(
   if (blocked !== undefined) {
     outageDeferrals.inc({ transport: registration.transport });
     const retryAfterMs = detector.retryAfterHint(blocked, now);
-    return { kind: 'retry', reason: `${parseOriginKey(blocked).provider} outage: held back`, cause: 'outage', counts: false, outage: blocked, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+    return {
+      kind: 'retry',
+      reason: `${parseOriginKey(blocked).provider} outage: held back`,
+      cause: 'outage',
+      counts: false,
+      outage: blocked,
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    };
   }
   const outcome = await transport.send(registration, priority);
   switch (outcome.kind) {
@@ -193,7 +211,7 @@ function updateOutageGauge(detector: OutageDetector): void {
   if (others.length > 0) outageGauge.set({ provider: 'unifiedpush', origin: '(others)' }, others.length);
 }
 
-function createFcm(config: TransportConfig, log: Logger, dispatcher: Agent, options: TransportOptions): Transport {
+function createFcm(config: TransportConfig, log: Logger, dispatcher: Agent, options: TransportOptions): PushSender {
   const { credentials, projectId } = config.fcm;
   if (credentials === undefined || projectId === undefined) {
     log.info('FCM disabled');
@@ -220,7 +238,7 @@ function createFcm(config: TransportConfig, log: Logger, dispatcher: Agent, opti
       log.info({ alert: 'fcm-prune-breaker' }, 'FCM prune breaker closed: token-related answers prune registrations again');
     },
   });
-  return createFcmTransport({
+  return createFcmSender({
     projectId,
     endpoint: config.fcm.endpoint,
     tokens: createAccessTokens(credentials, deadlineMs),

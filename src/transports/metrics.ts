@@ -1,18 +1,12 @@
 /**
- * Transport metrics, registered on the process registry (`/metrics` of the worker):
- * sends by transport and outcome, send latency, the FCM prune breaker, and the outage detector.
+ * Transport metrics, registered on the process registry (`/metrics` of the worker): send
+ * latency, the FCM prune breaker, and the outage detector. Each wake is counted once, by the
+ * send activity (`push_wakes_total`, activities/metrics.ts).
  * Labels are bounded: transport names and outcome kinds, never a token; the only origin label
  * is the outage gauge's, for at most 50 origins in outage at once.
  */
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { registry } from '../metrics.js';
-
-export const sendsTotal = new Counter({
-  name: 'push_transport_sends_total',
-  help: 'Wakes handed to a transport, by transport and outcome (delivered, dead, transient, rate-limited, config-error).',
-  labelNames: ['transport', 'outcome'] as const,
-  registers: [registry],
-});
 
 export const sendDuration = new Histogram({
   name: 'push_transport_send_duration_seconds',

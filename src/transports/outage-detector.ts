@@ -123,7 +123,16 @@ export function createOutageDetector(options: OutageDetectorOptions = {}): Outag
   const state = (key: OriginKey): OriginState => {
     let found = origins.get(key);
     if (found === undefined) {
-      found = { results: new Map(), recent: [], deliveries: [], lastResultAt: -Infinity, outageSince: undefined, probeAt: -Infinity, retryAfterUntil: -Infinity, remote: undefined };
+      found = {
+        results: new Map(),
+        recent: [],
+        deliveries: [],
+        lastResultAt: -Infinity,
+        outageSince: undefined,
+        probeAt: -Infinity,
+        retryAfterUntil: -Infinity,
+        remote: undefined,
+      };
       origins.set(key, found);
     }
     return found;
@@ -158,7 +167,8 @@ export function createOutageDetector(options: OutageDetectorOptions = {}): Outag
       }
       return;
     }
-    const lastTwoDelivered = origin.recent.length === 2 && origin.recent.every((r) => r.ok) && origin.recent[0]!.registrationId !== origin.recent[1]!.registrationId;
+    const lastTwoDelivered =
+      origin.recent.length === 2 && origin.recent.every((r) => r.ok) && origin.recent[0]!.registrationId !== origin.recent[1]!.registrationId;
     if (lastTwoDelivered || (delivered >= 1 && delivered > failed)) {
       origin.outageSince = undefined;
       options.onExit?.(key, 'recovered');
@@ -224,7 +234,8 @@ export function createOutageDetector(options: OutageDetectorOptions = {}): Outag
       for (const [key, origin] of origins) {
         age(origin, now);
         const own = local(origin);
-        const shared = own.failed > 0 || origin.outageSince !== undefined || origin.remote !== undefined || parseOriginKey(key).provider !== 'unifiedpush';
+        const shared =
+          own.failed > 0 || origin.outageSince !== undefined || origin.remote !== undefined || parseOriginKey(key).provider !== 'unifiedpush';
         if (!shared || (own.delivered === 0 && own.failed === 0 && origin.deliveries.length === 0)) continue;
         out.set(key, { ...own, lastDeliveredAt: origin.deliveries.at(-1)?.at ?? null, inOutage: origin.outageSince !== undefined });
       }
@@ -246,7 +257,8 @@ export function createOutageDetector(options: OutageDetectorOptions = {}): Outag
     tick(now) {
       for (const [key, origin] of origins) {
         evaluate(key, origin, now);
-        const idle = origin.results.size === 0 && origin.outageSince === undefined && origin.remote === undefined && now - origin.lastResultAt > evidenceMs;
+        const idle =
+          origin.results.size === 0 && origin.outageSince === undefined && origin.remote === undefined && now - origin.lastResultAt > evidenceMs;
         if (idle) origins.delete(key);
       }
     },

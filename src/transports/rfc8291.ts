@@ -51,7 +51,9 @@ export function encryptForReceiver(plaintext: Buffer, receiver: ReceiverKeys, ma
     });
   } catch (error) {
     // computeSecret rejects a point that is not on the curve.
-    throw new InvalidReceiverKeysError(error instanceof Error && /point|public key/i.test(error.message) ? 'p256dh is not on the curve' : 'encryption failed');
+    throw new InvalidReceiverKeysError(
+      error instanceof Error && /point|public key/i.test(error.message) ? 'p256dh is not on the curve' : 'encryption failed',
+    );
   }
 }
 

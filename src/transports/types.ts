@@ -3,9 +3,7 @@
  * dead tokens returned as data, temporary failures carrying a retry delay). The send activity
  * maps the outcome to the registration's fate; retries belong to Temporal's retry policy.
  */
-export type TransportName = 'fcm' | 'unifiedpush';
-
-export type Priority = 'high' | 'normal';
+import type { TransportName, WakePriority } from '../domain.js';
 
 /** A registration as the transports need it. Secrets: never log, never return to a workflow. */
 export interface RegistrationForSend {
@@ -43,9 +41,10 @@ export type SendOutcome =
    *  neither the device's fault nor fixed by retrying soon. */
   | { readonly kind: 'config-error'; readonly reason: string };
 
-export interface Transport {
+/** Sends wakes through one transport (FCM or UnifiedPush). */
+export interface PushSender {
   readonly name: TransportName;
-  send(registration: RegistrationForSend, priority: Priority): Promise<SendOutcome>;
+  send(registration: RegistrationForSend, priority: WakePriority): Promise<SendOutcome>;
 }
 
 /** The constant wake (design §1). Its size never varies. */
@@ -74,5 +73,5 @@ export type WakeOutcome =
 
 export interface WakeSender {
   /** Sends one wake, `now` being the workflow's time (the detector's clock). Never throws. */
-  send(registration: RegistrationForSend, priority: Priority, now: number): Promise<WakeOutcome>;
+  send(registration: RegistrationForSend, priority: WakePriority, now: number): Promise<WakeOutcome>;
 }

@@ -13,8 +13,10 @@ import type { Dispatcher } from 'undici';
 import { parseRetryAfter } from './retry-after.js';
 import { encryptForReceiver, InvalidReceiverKeysError } from './rfc8291.js';
 import { describeFailure, postWithDeadline } from './safe-http.js';
-import { type Priority, type RegistrationForSend, type SendOutcome, type Transport, wakePayload } from './types.js';
+import { type RegistrationForSend, type SendOutcome, type PushSender, wakePayload } from './types.js';
 import type { VapidSigner } from './vapid.js';
+import type { WakePriority } from '../domain.js';
+import { parseEndpointUrl } from './endpoint-url.js';
 
 export interface UnifiedPushOptions {
   /** The guarded agent (or a plain one when PUSH_UP_ALLOW_PRIVATE). */
@@ -29,12 +31,12 @@ export interface UnifiedPushOptions {
 
 const wake = Buffer.from(wakePayload, 'utf8');
 
-export function createUnifiedPushTransport(options: UnifiedPushOptions): Transport {
+export function createUnifiedPushSender(options: UnifiedPushOptions): PushSender {
   const now = options.now ?? Date.now;
   return {
     name: 'unifiedpush',
     async send(registration, priority) {
-      const endpoint = parseEndpoint(registration.token, options.allowHttp);
+      const endpoint = parseEndpointUrl(registration.token, options);
       if (typeof endpoint === 'string') return { kind: 'dead', reason: endpoint };
       let message: { body: Buffer; headers: Record<string, string> };
       try {
@@ -45,7 +47,12 @@ export function createUnifiedPushTransport(options: UnifiedPushOptions): Transpo
       }
       if (options.vapid !== undefined) message.headers.authorization = await options.vapid(endpoint);
       try {
-        const answer = await postWithDeadline(endpoint.href, { ...message, dispatcher: options.dispatcher, deadlineMs: options.deadlineMs, bodyCapBytes: options.bodyCapBytes });
+        const answer = await postWithDeadline(endpoint.href, {
+          ...message,
+          dispatcher: options.dispatcher,
+          deadlineMs: options.deadlineMs,
+          bodyCapBytes: options.bodyCapBytes,
+        });
         return outcomeForStatus(answer.status, parseRetryAfter(answer.headers['retry-after'], now()));
       } catch (error) {
         const failure = describeFailure(error);
@@ -53,7 +60,9 @@ export function createUnifiedPushTransport(options: UnifiedPushOptions): Transpo
         // elsewhere tomorrow, and ten transient failures prune it anyway (design §2) — its
         // DNS is the endpoint's own doing, so it is the endpoint's failure.
         if (failure.forbidden !== undefined) {
-          return failure.forbidden.literal ? { kind: 'dead', reason: failure.reason } : { kind: 'transient', reason: failure.reason, blame: 'endpoint' };
+          return failure.forbidden.literal
+            ? { kind: 'dead', reason: failure.reason }
+            : { kind: 'transient', reason: failure.reason, blame: 'endpoint' };
         }
         return { kind: 'transient', reason: failure.reason, blame: 'network' };
       }
@@ -61,20 +70,7 @@ export function createUnifiedPushTransport(options: UnifiedPushOptions): Transpo
   };
 }
 
-/** The endpoint as a URL, or why it can never be posted to. */
-function parseEndpoint(token: string, allowHttp: boolean): URL | string {
-  let url: URL;
-  try {
-    url = new URL(token);
-  } catch {
-    return 'endpoint is not a URL';
-  }
-  if (url.protocol !== 'https:' && !(allowHttp && url.protocol === 'http:')) return `endpoint scheme ${url.protocol} not allowed`;
-  if (url.username !== '' || url.password !== '') return 'endpoint carries credentials';
-  return url;
-}
-
-function wakeMessage(registration: RegistrationForSend, priority: Priority): { body: Buffer; headers: Record<string, string> } {
+function wakeMessage(registration: RegistrationForSend, priority: WakePriority): { body: Buffer; headers: Record<string, string> } {
   const headers: Record<string, string> = { ttl: '3600', topic: 'wake', urgency: priority };
   const { p256dh, auth } = registration;
   if (p256dh === null && auth === null) return { body: wake, headers };

@@ -19,6 +19,7 @@ import { installSdkMetrics } from '../operations/sdk-metrics.js';
 import { startOpsServer } from '../ops-server.js';
 import { createTransports } from '../transports/index.js';
 import { startTransportHealth } from './transport-health.js';
+import { errorSummary } from '../error-summary.js';
 
 export interface RunningWorker {
   readonly opsPort: number;
@@ -40,17 +41,30 @@ export async function startWorker(config: WorkerConfig, log: Logger): Promise<Ru
     connection,
     namespace: config.temporal.namespace,
     taskQueue,
-    activities: createActivities({ pool, log, coalescing: config.coalescing, fcmBudget: config.fcmBudget, transports, temporal: temporal.client, taskQueue }),
+    activities: createActivities({
+      pool,
+      log,
+      coalescing: config.coalescing,
+      fcmBudget: config.fcmBudget,
+      transports,
+      temporal: temporal.client,
+      taskQueue,
+    }),
   });
   const health = startTransportHealth({ pool, transports, temporal: temporal.client, taskQueue, log: log.child({ component: 'transport-health' }) });
   const running = worker.run();
-  running.catch((error: unknown) => log.fatal({ err: error }, 'worker stopped with an error'));
-  const ops = await startOpsServer(config.http.host, config.workerMetricsPort, {
-    postgres: () => checkDatabase(pool),
-    temporal: async () => {
-      if (worker.getState() !== 'RUNNING') throw new Error(`worker is ${worker.getState()}`);
+  running.catch((error: unknown) => log.fatal({ err: errorSummary(error) }, 'worker stopped with an error'));
+  const ops = await startOpsServer(
+    config.http.host,
+    config.workerMetricsPort,
+    {
+      postgres: () => checkDatabase(pool),
+      temporal: async () => {
+        if (worker.getState() !== 'RUNNING') throw new Error(`worker is ${worker.getState()}`);
+      },
     },
-  }, log);
+    log,
+  );
   log.info({ taskQueue, opsPort: ops.port, sdkMetrics }, 'worker running');
   return {
     opsPort: ops.port,

@@ -17,11 +17,13 @@ import os from 'node:os';
 import type { Client } from '@temporalio/client';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { announcePending } from '../../temporal/registrations.js';
+import { announcePending } from '../../temporal/registration-workflows.js';
 import type { DatabasePool } from '../db/pool.js';
 import type { Logger } from '../log.js';
 import type { OriginKey, OriginSummary } from '../transports/outage-detector.js';
 import type { Transports } from '../transports/index.js';
+import { transportNameSchema } from '../domain.js';
+import { errorSummary } from '../error-summary.js';
 
 export interface TransportHealthOptions {
   readonly pool: DatabasePool;
@@ -57,7 +59,7 @@ const summaryRow = z.object({
   last_delivered_at: z.date().nullable(),
   in_outage: z.boolean(),
 });
-const wokenRow = z.object({ user_id: z.string(), device_id: z.string(), transport: z.enum(['fcm', 'unifiedpush']), has_pending: z.boolean() });
+const wokenRow = z.object({ user_id: z.string(), device_id: z.string(), transport: transportNameSchema, has_pending: z.boolean() });
 
 export function startTransportHealth(options: TransportHealthOptions): TransportHealth {
   const { pool, transports, log } = options;
@@ -79,17 +81,35 @@ export function startTransportHealth(options: TransportHealthOptions): Transport
     await pool.query(sql.unsafe`
       INSERT INTO push_transport_health (origin_key, worker_id, delivered, failed, last_delivered_at, in_outage, updated_at)
       SELECT t.origin_key, ${workerId}, t.delivered, t.failed, t.last_delivered_at, t.in_outage, ${at}::timestamptz
-      FROM unnest(${sql.array(mine.map(([key]) => key), 'text')}, ${sql.array(mine.map(([, s]) => s.delivered), 'int4')},
-                  ${sql.array(mine.map(([, s]) => s.failed), 'int4')},
-                  ${sql.array(mine.map(([, s]) => (s.lastDeliveredAt === null ? null : new Date(s.lastDeliveredAt).toISOString())), 'timestamptz')},
-                  ${sql.array(mine.map(([, s]) => s.inOutage), 'bool')})
+      FROM unnest(${sql.array(
+        mine.map(([key]) => key),
+        'text',
+      )}, ${sql.array(
+        mine.map(([, s]) => s.delivered),
+        'int4',
+      )},
+                  ${sql.array(
+                    mine.map(([, s]) => s.failed),
+                    'int4',
+                  )},
+                  ${sql.array(
+                    mine.map(([, s]) => (s.lastDeliveredAt === null ? null : new Date(s.lastDeliveredAt).toISOString())),
+                    'timestamptz',
+                  )},
+                  ${sql.array(
+                    mine.map(([, s]) => s.inOutage),
+                    'bool',
+                  )})
         AS t(origin_key, delivered, failed, last_delivered_at, in_outage)
       ON CONFLICT (origin_key, worker_id) DO UPDATE SET
         delivered = EXCLUDED.delivered, failed = EXCLUDED.failed, last_delivered_at = EXCLUDED.last_delivered_at,
         in_outage = EXCLUDED.in_outage, updated_at = EXCLUDED.updated_at`);
     await pool.query(sql.unsafe`
       DELETE FROM push_transport_health
-      WHERE (worker_id = ${workerId} AND origin_key <> ALL(${sql.array(mine.map(([key]) => key), 'text')}))
+      WHERE (worker_id = ${workerId} AND origin_key <> ALL(${sql.array(
+        mine.map(([key]) => key),
+        'text',
+      )}))
          OR updated_at < ${at}::timestamptz - ${deleteAfterMs} * interval '1 millisecond'`);
     const others = await pool.any(sql.type(summaryRow)`
       SELECT origin_key, sum(delivered)::int4 AS delivered, sum(failed)::int4 AS failed,
@@ -98,7 +118,10 @@ export function startTransportHealth(options: TransportHealthOptions): Transport
       WHERE worker_id <> ${workerId} AND updated_at > ${at}::timestamptz - ${staleAfterMs} * interval '1 millisecond'
       GROUP BY origin_key`);
     const remote = new Map<OriginKey, OriginSummary>(
-      others.map((r) => [r.origin_key, { delivered: r.delivered, failed: r.failed, lastDeliveredAt: r.last_delivered_at?.getTime() ?? null, inOutage: r.in_outage }]),
+      others.map((r) => [
+        r.origin_key,
+        { delivered: r.delivered, failed: r.failed, lastDeliveredAt: r.last_delivered_at?.getTime() ?? null, inOutage: r.in_outage },
+      ]),
     );
     detector.setRemote(remote, now);
   }
@@ -140,7 +163,9 @@ export function startTransportHealth(options: TransportHealthOptions): Transport
     let failed = 0;
     for (let i = 0; i < due.length; i += 16) {
       const results = await Promise.allSettled(
-        due.slice(i, i + 16).map((r) => announcePending(options.temporal, options.taskQueue, { userId: r.user_id, deviceId: r.device_id }, r.transport)),
+        due
+          .slice(i, i + 16)
+          .map((r) => announcePending(options.temporal, options.taskQueue, { userId: r.user_id, deviceId: r.device_id }, r.transport)),
       );
       failed += results.filter((r) => r.status === 'rejected').length;
     }
@@ -156,20 +181,20 @@ export function startTransportHealth(options: TransportHealthOptions): Transport
     try {
       await share(now);
     } catch (error) {
-      log.warn({ error: error instanceof Error ? error.name : 'unknown' }, 'could not share the outage window with the other workers');
+      log.warn({ err: errorSummary(error) }, 'could not share the outage window with the other workers');
     }
     for (const key of [...ended]) {
       try {
         await recover(key);
         ended.delete(key);
       } catch (error) {
-        log.warn({ outage: key, error: error instanceof Error ? error.name : 'unknown' }, 'could not wake the devices held back by an outage (next round)');
+        log.warn({ outage: key, err: errorSummary(error) }, 'could not wake the devices held back by an outage (next round)');
       }
     }
     for (const key of detector.outages()) {
       if (now - (lastProbe.get(key) ?? -Infinity) < probeEveryMs) continue;
       lastProbe.set(key, now);
-      await probe(key).catch((error: unknown) => log.warn({ outage: key, error: error instanceof Error ? error.name : 'unknown' }, 'could not start a probe'));
+      await probe(key).catch((error: unknown) => log.warn({ outage: key, err: errorSummary(error) }, 'could not start a probe'));
     }
     for (const key of lastProbe.keys()) if (!detector.inOutage(key)) lastProbe.delete(key);
   }

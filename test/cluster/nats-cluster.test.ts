@@ -8,12 +8,12 @@ import path from 'node:path';
 import { jetstream, jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { daemonPid, isAlive, stopDaemon, waitFor } from '../../src/dev/daemons.js';
-import { findBinaries } from '../../src/dev/tools.js';
+import { daemonPid, isAlive, stopDaemon, waitFor } from '../../devstack/daemons.js';
+import { findBinaries } from '../../devstack/tools.js';
 import { defaultStreamName, messageCreateSubjects } from '../../src/bridge/intake.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { startNatsServer, type NatsServer } from '../support/nats-servers.js';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../devstack/ports.js';
 import { serviceEnv, startProcess, waitReady, type RunningProcess } from '../support/processes.js';
 import { conversation, recorded } from './nats-world.js';
 
@@ -31,7 +31,8 @@ beforeAll(async () => {
   const routes = [await freePort(), await freePort(), await freePort()];
   const natsServerBin = findBinaries({}).natsServer;
   nodes = [];
-  for (const [i, port] of routes.entries()) nodes.push(await startNatsServer(natsServerBin, dir, { name: `n${i + 1}`, cluster: { port, routes } }, { wait: false }));
+  for (const [i, port] of routes.entries())
+    nodes.push(await startNatsServer(natsServerBin, dir, { name: `n${i + 1}`, cluster: { port, routes } }, { wait: false }));
   for (const node of nodes) node.launch();
   for (const node of nodes) await node.ready();
   const servers = nodes.map((n) => n.url);
@@ -40,12 +41,22 @@ beforeAll(async () => {
   const jsm = await jetstreamManager(nc);
   await waitFor(
     'the R3 stream',
-    async () => jsm.streams.add({ name: defaultStreamName, subjects: [messageCreateSubjects()], num_replicas: 3, storage: StorageType.File, retention: RetentionPolicy.Limits }),
+    async () =>
+      jsm.streams.add({
+        name: defaultStreamName,
+        subjects: [messageCreateSubjects()],
+        num_replicas: 3,
+        storage: StorageType.File,
+        retention: RetentionPolicy.Limits,
+      }),
     30_000,
   );
   const port = await freePort();
   bridgeUrl = `http://127.0.0.1:${port}`;
-  bridge = startProcess('bridge', serviceEnv(db.url, { NATS_URL: servers.join(','), BRIDGE_METRICS_PORT: String(port), TEMPORAL_TASK_QUEUE: `nats-cluster-${port}` }));
+  bridge = startProcess(
+    'bridge',
+    serviceEnv(db.url, { NATS_URL: servers.join(','), BRIDGE_METRICS_PORT: String(port), TEMPORAL_TASK_QUEUE: `nats-cluster-${port}` }),
+  );
   await waitReady(bridgeUrl, bridge);
 });
 
@@ -67,7 +78,11 @@ describe('a three-node JetStream cluster with an R3 stream', () => {
       const event = c.event();
       ids.push(event.id);
       // As the chat server publishes: with a message id, again until JetStream acknowledges.
-      await waitFor(`JetStream to acknowledge ${event.id}`, async () => js.publish(`channel.${c.dm}.MESSAGE_CREATE`, JSON.stringify(event), { msgID: event.id, timeout: 2_000 }), 60_000);
+      await waitFor(
+        `JetStream to acknowledge ${event.id}`,
+        async () => js.publish(`channel.${c.dm}.MESSAGE_CREATE`, JSON.stringify(event), { msgID: event.id, timeout: 2_000 }),
+        60_000,
+      );
       if (i === 50) {
         const leader = (await jsm.streams.info(defaultStreamName)).cluster?.leader;
         const node = nodes.find((n) => n.name === leader);

@@ -9,13 +9,13 @@ import { jetstream } from '@nats-io/jetstream';
 import { connect, credsAuthenticator, type ConnectionOptions } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { waitFor } from '../../src/dev/daemons.js';
-import { createCertificateAuthority, type CertificateAuthority } from '../../src/dev/pki.js';
-import { stopDaemon } from '../../src/dev/daemons.js';
-import { findBinaries } from '../../src/dev/tools.js';
+import { waitFor } from '../../devstack/daemons.js';
+import { createCertificateAuthority, type CertificateAuthority } from '../../devstack/pki.js';
+import { stopDaemon } from '../../devstack/daemons.js';
+import { findBinaries } from '../../devstack/tools.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { operatorAuth, startNatsServer, type NatsServer, type NatsServerAuth } from '../support/nats-servers.js';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../devstack/ports.js';
 import { serviceEnv, startProcess, waitReady } from '../support/processes.js';
 import { conversation, recorded } from './nats-world.js';
 
@@ -52,7 +52,10 @@ async function securedServer(name: string, auth: NatsServerAuth, env: Record<str
 
 async function bridgeRecords(secured: Secured): Promise<void> {
   const port = await freePort();
-  const bridge = startProcess('bridge', serviceEnv(db.url, { ...secured.env, BRIDGE_METRICS_PORT: String(port), TEMPORAL_TASK_QUEUE: `nats-${port}` }));
+  const bridge = startProcess(
+    'bridge',
+    serviceEnv(db.url, { ...secured.env, BRIDGE_METRICS_PORT: String(port), TEMPORAL_TASK_QUEUE: `nats-${port}` }),
+  );
   const nc = await connect({ servers: secured.server.url, ...secured.client });
   try {
     await waitReady(`http://127.0.0.1:${port}`, bridge);
@@ -80,7 +83,12 @@ async function bridgeRefused(env: Record<string, string>): Promise<string> {
 
 describe('the bridge on secured NATS (TLS with a private CA, and credentials)', () => {
   it('user and password: records events; a wrong password stops it with one line', async () => {
-    const secured = await securedServer('userpass', { kind: 'user', user: 'push', password: 'correct horse' }, { NATS_USER: 'push', NATS_PASSWORD: 'correct horse' }, { user: 'push', pass: 'correct horse' });
+    const secured = await securedServer(
+      'userpass',
+      { kind: 'user', user: 'push', password: 'correct horse' },
+      { NATS_USER: 'push', NATS_PASSWORD: 'correct horse' },
+      { user: 'push', pass: 'correct horse' },
+    );
     await bridgeRecords(secured);
     expect(await bridgeRefused({ ...secured.env, NATS_PASSWORD: 'wrong' })).toBe('bridge: NATS refused our credentials (Authorization Violation)\n');
   });
@@ -95,7 +103,12 @@ describe('the bridge on secured NATS (TLS with a private CA, and credentials)', 
   it('a .creds file (operator mode, nkey): records events', async () => {
     const credsFile = path.join(dir, 'push.creds');
     const auth = await operatorAuth(credsFile);
-    const secured = await securedServer('creds', auth, { NATS_CREDS_FILE: credsFile }, { authenticator: credsAuthenticator(readFileSync(credsFile)) });
+    const secured = await securedServer(
+      'creds',
+      auth,
+      { NATS_CREDS_FILE: credsFile },
+      { authenticator: credsAuthenticator(readFileSync(credsFile)) },
+    );
     await bridgeRecords(secured);
   });
 

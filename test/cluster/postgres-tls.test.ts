@@ -9,12 +9,12 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createDatabasePool } from '../../src/db/pool.js';
-import { createCertificateAuthority } from '../../src/dev/pki.js';
-import { startPostgres, stopPostgres, removeCluster } from '../../src/dev/postgres.js';
-import { ensureDatabase } from '../../src/dev/services.js';
-import { findBinaries } from '../../src/dev/tools.js';
+import { createCertificateAuthority } from '../../devstack/pki.js';
+import { startPostgres, stopPostgres, removeCluster } from '../../devstack/postgres.js';
+import { ensureDatabase } from '../../devstack/services.js';
+import { findBinaries } from '../../devstack/tools.js';
 import { runCli } from '../integration/product/cli.js';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../devstack/ports.js';
 import { serviceEnv, startProcess, waitReady } from '../support/processes.js';
 
 const binaries = findBinaries({});
@@ -47,8 +47,17 @@ describe('PostgreSQL over verify-full TLS', () => {
     expect(migrate.output()).toMatch(/^migrate: applied .*000022.*; version \d+\n$/);
 
     const ports = { api: await freePort(), worker: await freePort(), bridge: await freePort() };
-    const env = serviceEnv(goodUrl, { PORT: String(ports.api), WORKER_METRICS_PORT: String(ports.worker), BRIDGE_METRICS_PORT: String(ports.bridge), TEMPORAL_TASK_QUEUE: `pg-tls-${ports.api}` });
-    const processes = (['api', 'worker', 'bridge'] as const).map((name) => ({ name, process: startProcess(name, { ...env, DATABASE_URL: `${goodUrl}&application_name=${name}` }), url: `http://127.0.0.1:${ports[name]}` }));
+    const env = serviceEnv(goodUrl, {
+      PORT: String(ports.api),
+      WORKER_METRICS_PORT: String(ports.worker),
+      BRIDGE_METRICS_PORT: String(ports.bridge),
+      TEMPORAL_TASK_QUEUE: `pg-tls-${ports.api}`,
+    });
+    const processes = (['api', 'worker', 'bridge'] as const).map((name) => ({
+      name,
+      process: startProcess(name, { ...env, DATABASE_URL: `${goodUrl}&application_name=${name}` }),
+      url: `http://127.0.0.1:${ports[name]}`,
+    }));
     try {
       for (const { process, url } of processes) await waitReady(url, process, 90_000);
       const pool = await createDatabasePool(goodUrl, { maximumPoolSize: 1 });
@@ -75,7 +84,14 @@ describe('PostgreSQL over verify-full TLS', () => {
     expect(await migrate.exit).toBe(1);
     expect(migrate.output()).toBe(`migrate: ${reason}\n`);
     for (const name of ['api', 'worker', 'bridge'] as const) {
-      const started = startProcess(name, serviceEnv(wrongCaUrl, { PORT: String(await freePort()), WORKER_METRICS_PORT: String(await freePort()), BRIDGE_METRICS_PORT: String(await freePort()) }));
+      const started = startProcess(
+        name,
+        serviceEnv(wrongCaUrl, {
+          PORT: String(await freePort()),
+          WORKER_METRICS_PORT: String(await freePort()),
+          BRIDGE_METRICS_PORT: String(await freePort()),
+        }),
+      );
       const code = await new Promise((resolve) => {
         started.child.once('exit', resolve);
         setTimeout(() => resolve('still running after 30 s'), 30_000).unref();

@@ -11,18 +11,18 @@ import { jetstream } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
-import { waitFor } from '../../src/dev/daemons.js';
-import { createCertificateAuthority } from '../../src/dev/pki.js';
-import { createServiceAccount } from '../../src/dev/stand-ins/google-oauth.js';
-import { startLocalFcm, type LocalFcm } from '../../src/dev/stand-ins/local-fcm.js';
-import { parseSimulatorArgs } from '../../src/simulator/cli-options.js';
-import { runSimulator } from '../../src/simulator/run.js';
+import { waitFor } from '../../devstack/daemons.js';
+import { createCertificateAuthority } from '../../devstack/pki.js';
+import { createServiceAccount } from '../../devstack/stand-ins/google-oauth.js';
+import { startLocalFcm, type LocalFcm } from '../../devstack/stand-ins/local-fcm.js';
+import { parseSimulatorArgs } from '../../simulator/cli-options.js';
+import { runSimulator } from '../../simulator/run.js';
 import { temporalConnectionOptions } from '../../temporal/connection.js';
 import { maintenanceScheduleId } from '../../temporal/names.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { hostFixtures, nextId, type HostFixtures } from '../support/host-fixtures.js';
 import { signDeviceToken, testJwtSecret } from '../support/jwt.js';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../devstack/ports.js';
 import { serviceEnv, startProcess, waitReady, type RunningProcess } from '../support/processes.js';
 
 let db: TestDatabase;
@@ -51,7 +51,11 @@ beforeAll(async () => {
     PUSH_UP_ALLOW_HTTP: 'true',
   });
   expect(env.TEMPORAL_TLS_CERT_FILE, 'the cluster tier runs the real server with mTLS').toBeDefined();
-  for (const [name, port] of [['api', api], ['worker', worker], ['bridge', bridge]] as const) {
+  for (const [name, port] of [
+    ['api', api],
+    ['worker', worker],
+    ['bridge', bridge],
+  ] as const) {
     running.push({ name, process: startProcess(name, env), url: `http://127.0.0.1:${port}` });
   }
   for (const { process, url } of running) await waitReady(url, process, 90_000);
@@ -105,7 +109,8 @@ describe('the service on the real Temporal server with mTLS', () => {
     const completed = await waitFor(
       'a completed maintenance run',
       async () => {
-        for await (const run of temporal.workflow.list({ query: `WorkflowType = 'maintenanceWorkflow' AND ExecutionStatus = 'Completed'` })) return run;
+        for await (const run of temporal.workflow.list({ query: `WorkflowType = 'maintenanceWorkflow' AND ExecutionStatus = 'Completed'` }))
+          return run;
         return undefined;
       },
       60_000,
@@ -118,7 +123,11 @@ describe('the service on the real Temporal server with mTLS', () => {
     const other = await (await createCertificateAuthority(`${inject('stackDir')}/other-ca`, 'other')).issue('intruder', { usage: 'client' });
     const cases = [
       ['no client certificate', withoutCertificate, 'the frontend requires a client certificate: TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE'],
-      ['a certificate from another CA', { ...env, TEMPORAL_TLS_CERT_FILE: other.certFile, TEMPORAL_TLS_KEY_FILE: other.keyFile }, 'the frontend does not trust the CA of our client certificate'],
+      [
+        'a certificate from another CA',
+        { ...env, TEMPORAL_TLS_CERT_FILE: other.certFile, TEMPORAL_TLS_KEY_FILE: other.keyFile },
+        'the frontend does not trust the CA of our client certificate',
+      ],
     ] as const;
     for (const [what, variables, reason] of cases) {
       const worker = startProcess('worker', { ...variables, WORKER_METRICS_PORT: String(await freePort()) });
@@ -143,10 +152,16 @@ describe('the service on the real Temporal server with mTLS', () => {
       expect(readiness.status).toBe(503);
       expect(await readiness.json()).toEqual({ status: 'not_ready', checks: { postgres: 'ok', temporal: 'failing' } });
       await waitFor('the reason in the log', async () => api.output().includes('"msg":"not ready"'), 10_000);
-      const line = JSON.parse(api.output().split('\n').find((l) => l.includes('"msg":"not ready"'))!) as { check: string; reason: string };
+      const line = JSON.parse(
+        api
+          .output()
+          .split('\n')
+          .find((l) => l.includes('"msg":"not ready"'))!,
+      ) as { check: string; reason: string };
       expect(line).toMatchObject({
         check: 'temporal',
-        reason: 'TLS handshake with the Temporal frontend failed (the frontend requires a client certificate: TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE)',
+        reason:
+          'TLS handshake with the Temporal frontend failed (the frontend requires a client certificate: TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE)',
       });
     } finally {
       expect(await api.stop()).toBe(0);

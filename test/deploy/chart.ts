@@ -102,7 +102,8 @@ export interface ProcessView {
   readonly args: readonly string[];
 }
 
-export function processView(pod: any): ProcessView { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- manifests are checked by kubeconform
+export function processView(pod: any): ProcessView {
   const container = pod.containers[0];
   const env: Record<string, string> = {};
   for (const e of container.env ?? []) {

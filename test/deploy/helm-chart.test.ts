@@ -29,33 +29,124 @@ import { writeSchemaSet, type SchemaSet } from './kubernetes-schemas.js';
 type Process = 'api' | 'worker' | 'bridge' | 'migrate';
 
 /** Contract §3a: the secrets, each also readable from `<NAME>_FILE`. */
-const secretVariables = ['DATABASE_URL', 'JWT_SECRET', 'JWT_PUBLIC_KEY', 'FCM_CREDENTIALS_JSON', 'PUSH_VAPID_PRIVATE_KEY', 'TEMPORAL_API_KEY', 'NATS_PASSWORD', 'NATS_TOKEN'];
+const secretVariables = [
+  'DATABASE_URL',
+  'JWT_SECRET',
+  'JWT_PUBLIC_KEY',
+  'FCM_CREDENTIALS_JSON',
+  'PUSH_VAPID_PRIVATE_KEY',
+  'TEMPORAL_API_KEY',
+  'NATS_PASSWORD',
+  'NATS_TOKEN',
+];
 const asFile = (names: readonly string[]) => names.map((n) => (secretVariables.includes(n) ? `${n}_FILE` : n));
 
 /** What each process's configuration reads (src/config/processes.ts), secrets as files. */
-const temporal = ['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'TEMPORAL_TASK_QUEUE', 'TEMPORAL_UI_URL', 'TEMPORAL_TLS', 'TEMPORAL_TLS_CA_FILE', 'TEMPORAL_TLS_CERT_FILE', 'TEMPORAL_TLS_KEY_FILE', 'TEMPORAL_TLS_SERVER_NAME', 'TEMPORAL_API_KEY'];
+const temporal = [
+  'TEMPORAL_ADDRESS',
+  'TEMPORAL_NAMESPACE',
+  'TEMPORAL_TASK_QUEUE',
+  'TEMPORAL_UI_URL',
+  'TEMPORAL_TLS',
+  'TEMPORAL_TLS_CA_FILE',
+  'TEMPORAL_TLS_CERT_FILE',
+  'TEMPORAL_TLS_KEY_FILE',
+  'TEMPORAL_TLS_SERVER_NAME',
+  'TEMPORAL_API_KEY',
+];
 const unifiedPush = ['PUSH_UP_ALLOW_PRIVATE', 'PUSH_UP_ALLOW_HTTP', 'PUSH_VAPID_PRIVATE_KEY', 'PUSH_VAPID_SUBJECT'];
 const reads: Record<Process, readonly string[]> = {
-  api: asFile(['LOG_LEVEL', 'DATABASE_URL', ...temporal, 'HOST', 'PORT', 'JWT_SECRET', 'JWT_PUBLIC_KEY', 'JWT_ISSUER', 'JWT_AUDIENCE', 'FCM_PROJECT_ID', ...unifiedPush]),
+  api: asFile([
+    'LOG_LEVEL',
+    'DATABASE_URL',
+    ...temporal,
+    'HOST',
+    'PORT',
+    'JWT_SECRET',
+    'JWT_PUBLIC_KEY',
+    'JWT_ISSUER',
+    'JWT_AUDIENCE',
+    'FCM_PROJECT_ID',
+    ...unifiedPush,
+  ]),
   worker: asFile([
-    'LOG_LEVEL', 'DATABASE_URL', ...temporal, 'HOST', 'WORKER_METRICS_PORT', 'WORKER_SDK_METRICS_PORT', 'FCM_PROJECT_ID', 'FCM_CREDENTIALS_JSON', 'FCM_ENDPOINT', ...unifiedPush,
-    'PUSH_MIN_INTERVAL_MS', 'PUSH_REWAKE_AFTER_MS', 'PUSH_FCM_WAKE_BURST', 'PUSH_FCM_WAKE_REFILL_MS', 'PUSH_FCM_DM_RESERVE',
+    'LOG_LEVEL',
+    'DATABASE_URL',
+    ...temporal,
+    'HOST',
+    'WORKER_METRICS_PORT',
+    'WORKER_SDK_METRICS_PORT',
+    'FCM_PROJECT_ID',
+    'FCM_CREDENTIALS_JSON',
+    'FCM_ENDPOINT',
+    ...unifiedPush,
+    'PUSH_MIN_INTERVAL_MS',
+    'PUSH_REWAKE_AFTER_MS',
+    'PUSH_FCM_WAKE_BURST',
+    'PUSH_FCM_WAKE_REFILL_MS',
+    'PUSH_FCM_DM_RESERVE',
   ]),
   bridge: asFile([
-    'LOG_LEVEL', 'DATABASE_URL', ...temporal, 'HOST', 'BRIDGE_METRICS_PORT',
-    'NATS_URL', 'NATS_CREDS_FILE', 'NATS_USER', 'NATS_PASSWORD', 'NATS_TOKEN', 'NATS_TLS_CA_FILE', 'NATS_TLS_CERT_FILE', 'NATS_TLS_KEY_FILE',
+    'LOG_LEVEL',
+    'DATABASE_URL',
+    ...temporal,
+    'HOST',
+    'BRIDGE_METRICS_PORT',
+    'NATS_URL',
+    'NATS_CREDS_FILE',
+    'NATS_USER',
+    'NATS_PASSWORD',
+    'NATS_TOKEN',
+    'NATS_TLS_CA_FILE',
+    'NATS_TLS_CERT_FILE',
+    'NATS_TLS_KEY_FILE',
   ]),
   migrate: asFile(['LOG_LEVEL', 'DATABASE_URL']),
 };
 
 /** Every variable of contract §3 and §3a (secrets as their `_FILE` form), and the listeners' ports. */
 const contractVariables = asFile([
-  'DATABASE_URL', 'NATS_URL', 'TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'TEMPORAL_TASK_QUEUE', 'PORT', 'HOST', 'JWT_SECRET', 'JWT_PUBLIC_KEY', 'JWT_ISSUER', 'JWT_AUDIENCE',
-  'FCM_PROJECT_ID', 'FCM_CREDENTIALS_JSON', 'FCM_ENDPOINT', 'PUSH_UP_ALLOW_PRIVATE', 'PUSH_UP_ALLOW_HTTP', 'PUSH_VAPID_PRIVATE_KEY', 'PUSH_VAPID_SUBJECT',
-  'PUSH_MIN_INTERVAL_MS', 'PUSH_REWAKE_AFTER_MS', 'PUSH_FCM_WAKE_BURST', 'PUSH_FCM_WAKE_REFILL_MS', 'PUSH_FCM_DM_RESERVE',
-  'TEMPORAL_TLS', 'TEMPORAL_TLS_CA_FILE', 'TEMPORAL_TLS_CERT_FILE', 'TEMPORAL_TLS_KEY_FILE', 'TEMPORAL_TLS_SERVER_NAME', 'TEMPORAL_API_KEY',
-  'NATS_CREDS_FILE', 'NATS_USER', 'NATS_PASSWORD', 'NATS_TOKEN', 'NATS_TLS_CA_FILE', 'NATS_TLS_CERT_FILE', 'NATS_TLS_KEY_FILE',
-  'WORKER_METRICS_PORT', 'WORKER_SDK_METRICS_PORT', 'BRIDGE_METRICS_PORT', 'TEMPORAL_UI_URL', 'LOG_LEVEL',
+  'DATABASE_URL',
+  'NATS_URL',
+  'TEMPORAL_ADDRESS',
+  'TEMPORAL_NAMESPACE',
+  'TEMPORAL_TASK_QUEUE',
+  'PORT',
+  'HOST',
+  'JWT_SECRET',
+  'JWT_PUBLIC_KEY',
+  'JWT_ISSUER',
+  'JWT_AUDIENCE',
+  'FCM_PROJECT_ID',
+  'FCM_CREDENTIALS_JSON',
+  'FCM_ENDPOINT',
+  'PUSH_UP_ALLOW_PRIVATE',
+  'PUSH_UP_ALLOW_HTTP',
+  'PUSH_VAPID_PRIVATE_KEY',
+  'PUSH_VAPID_SUBJECT',
+  'PUSH_MIN_INTERVAL_MS',
+  'PUSH_REWAKE_AFTER_MS',
+  'PUSH_FCM_WAKE_BURST',
+  'PUSH_FCM_WAKE_REFILL_MS',
+  'PUSH_FCM_DM_RESERVE',
+  'TEMPORAL_TLS',
+  'TEMPORAL_TLS_CA_FILE',
+  'TEMPORAL_TLS_CERT_FILE',
+  'TEMPORAL_TLS_KEY_FILE',
+  'TEMPORAL_TLS_SERVER_NAME',
+  'TEMPORAL_API_KEY',
+  'NATS_CREDS_FILE',
+  'NATS_USER',
+  'NATS_PASSWORD',
+  'NATS_TOKEN',
+  'NATS_TLS_CA_FILE',
+  'NATS_TLS_CERT_FILE',
+  'NATS_TLS_KEY_FILE',
+  'WORKER_METRICS_PORT',
+  'WORKER_SDK_METRICS_PORT',
+  'BRIDGE_METRICS_PORT',
+  'TEMPORAL_UI_URL',
+  'LOG_LEVEL',
 ]);
 
 let home: string;
@@ -97,19 +188,27 @@ describe('helm lint and kubeconform', () => {
     expect(out.stdout).toContain('1 chart(s) linted, 0 chart(s) failed');
   });
 
-  it.each(Object.keys(valuesSets) as ValuesSet[])(`every manifest rendered with %s values is valid against the Kubernetes API's schemas, strictly`, async (set) => {
-    const file = path.join(home, `${set.replace(/\W+/g, '-')}.yaml`);
-    writeFileSync(file, rendered.get(set)!.text);
-    const out = await kubeconform(file);
-    expect(out.code, out.stdout + out.stderr).toBe(0);
-    expect(out.stdout).toMatch(new RegExp(`Summary: ${objects(set).length} resources found in 1 file - Valid: ${objects(set).length}, Invalid: 0, Errors: 0, Skipped: 0`));
-  });
+  it.each(Object.keys(valuesSets) as ValuesSet[])(
+    `every manifest rendered with %s values is valid against the Kubernetes API's schemas, strictly`,
+    async (set) => {
+      const file = path.join(home, `${set.replace(/\W+/g, '-')}.yaml`);
+      writeFileSync(file, rendered.get(set)!.text);
+      const out = await kubeconform(file);
+      expect(out.code, out.stdout + out.stderr).toBe(0);
+      expect(out.stdout).toMatch(
+        new RegExp(`Summary: ${objects(set).length} resources found in 1 file - Valid: ${objects(set).length}, Invalid: 0, Errors: 0, Skipped: 0`),
+      );
+    },
+  );
 
   it('the validation is strict and complete: an unknown field, a wrong type and a kind without a schema are refused', async () => {
     const api = find(objects('all secrets'), 'Deployment', 'push-zippchat-push-api');
     const monitor = objects('all secrets').find((o) => o.kind === 'ServiceMonitor')!;
     const cases = {
-      'unknown field': { ...api, spec: { ...api.spec, template: { ...api.spec.template, spec: { ...api.spec.template.spec, terminationGracePeriod: 45 } } } },
+      'unknown field': {
+        ...api,
+        spec: { ...api.spec, template: { ...api.spec.template, spec: { ...api.spec.template.spec, terminationGracePeriod: 45 } } },
+      },
       'wrong type': { ...api, spec: { ...api.spec, replicas: 'two' } },
       'unknown field in a ServiceMonitor': { ...monitor, spec: { ...monitor.spec, endpoints: [{ port: 'http', intervall: '30s' }] } },
       'kind without a schema': { apiVersion: 'example.org/v1', kind: 'Gadget', metadata: { name: 'x' } },
@@ -125,11 +224,18 @@ describe('helm lint and kubeconform', () => {
   it(`renders what a release needs, and the optional objects only when asked`, () => {
     const kinds = (set: ValuesSet) => sorted(objects(set).map((o) => `${o.kind} ${o.metadata.name}`));
     const always = [
-      'Deployment push-zippchat-push-api', 'Deployment push-zippchat-push-bridge', 'Deployment push-zippchat-push-worker',
+      'Deployment push-zippchat-push-api',
+      'Deployment push-zippchat-push-bridge',
+      'Deployment push-zippchat-push-worker',
       'Job push-zippchat-push-migrate',
-      'PodDisruptionBudget push-zippchat-push-api', 'PodDisruptionBudget push-zippchat-push-bridge', 'PodDisruptionBudget push-zippchat-push-worker',
-      'Service push-zippchat-push-api', 'Service push-zippchat-push-bridge-metrics', 'Service push-zippchat-push-worker-metrics',
-      'ServiceAccount push-zippchat-push', 'ServiceAccount push-zippchat-push-migrate',
+      'PodDisruptionBudget push-zippchat-push-api',
+      'PodDisruptionBudget push-zippchat-push-bridge',
+      'PodDisruptionBudget push-zippchat-push-worker',
+      'Service push-zippchat-push-api',
+      'Service push-zippchat-push-bridge-metrics',
+      'Service push-zippchat-push-worker-metrics',
+      'ServiceAccount push-zippchat-push',
+      'ServiceAccount push-zippchat-push-migrate',
     ];
     expect(kinds('default')).toEqual(sorted(always));
     expect(kinds('all secrets')).toEqual(
@@ -137,41 +243,104 @@ describe('helm lint and kubeconform', () => {
         ...always,
         'HorizontalPodAutoscaler push-zippchat-push-api',
         'Ingress push-zippchat-push-api',
-        'ServiceMonitor push-zippchat-push-api', 'ServiceMonitor push-zippchat-push-bridge', 'ServiceMonitor push-zippchat-push-worker',
+        'ServiceMonitor push-zippchat-push-api',
+        'ServiceMonitor push-zippchat-push-bridge',
+        'ServiceMonitor push-zippchat-push-worker',
       ]),
     );
   });
 });
 
 describe('each process gets its own settings and secrets, and nothing of another process', () => {
-  it.each(Object.keys(valuesSets) as ValuesSet[])('with %s values, no process gets a variable its configuration does not read, nor a secret as a plain value', (set) => {
-    for (const [process, view] of Object.entries(views(set)) as Array<[Process, ProcessView]>) {
-      const foreign = Object.keys(view.env).filter((name) => !reads[process].includes(name));
-      expect(foreign, `${process} gets variables of other processes`).toEqual([]);
-      const plainSecrets = Object.keys(view.env).filter((name) => secretVariables.includes(name));
-      expect(plainSecrets, `${process} gets secrets as plain values`).toEqual([]);
-    }
-  });
+  it.each(Object.keys(valuesSets) as ValuesSet[])(
+    'with %s values, no process gets a variable its configuration does not read, nor a secret as a plain value',
+    (set) => {
+      for (const [process, view] of Object.entries(views(set)) as Array<[Process, ProcessView]>) {
+        const foreign = Object.keys(view.env).filter((name) => !reads[process].includes(name));
+        expect(foreign, `${process} gets variables of other processes`).toEqual([]);
+        const plainSecrets = Object.keys(view.env).filter((name) => secretVariables.includes(name));
+        expect(plainSecrets, `${process} gets secrets as plain values`).toEqual([]);
+      }
+    },
+  );
 
   it('with every secret option on, each process gets exactly the variables it needs', () => {
     const v = views('all secrets');
-    const temporalOn = ['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'TEMPORAL_TASK_QUEUE', 'TEMPORAL_TLS', 'TEMPORAL_TLS_SERVER_NAME', 'TEMPORAL_TLS_CA_FILE', 'TEMPORAL_TLS_CERT_FILE', 'TEMPORAL_TLS_KEY_FILE', 'TEMPORAL_API_KEY_FILE'];
+    const temporalOn = [
+      'TEMPORAL_ADDRESS',
+      'TEMPORAL_NAMESPACE',
+      'TEMPORAL_TASK_QUEUE',
+      'TEMPORAL_TLS',
+      'TEMPORAL_TLS_SERVER_NAME',
+      'TEMPORAL_TLS_CA_FILE',
+      'TEMPORAL_TLS_CERT_FILE',
+      'TEMPORAL_TLS_KEY_FILE',
+      'TEMPORAL_API_KEY_FILE',
+    ];
     expect(sorted(Object.keys(v.api.env))).toEqual(
-      sorted(['LOG_LEVEL', 'HOST', 'PORT', 'DATABASE_URL_FILE', ...temporalOn, 'JWT_SECRET_FILE', 'JWT_ISSUER', 'JWT_AUDIENCE', 'FCM_PROJECT_ID', 'PUSH_UP_ALLOW_PRIVATE', 'PUSH_UP_ALLOW_HTTP', 'PUSH_VAPID_SUBJECT', 'PUSH_VAPID_PRIVATE_KEY_FILE']),
+      sorted([
+        'LOG_LEVEL',
+        'HOST',
+        'PORT',
+        'DATABASE_URL_FILE',
+        ...temporalOn,
+        'JWT_SECRET_FILE',
+        'JWT_ISSUER',
+        'JWT_AUDIENCE',
+        'FCM_PROJECT_ID',
+        'PUSH_UP_ALLOW_PRIVATE',
+        'PUSH_UP_ALLOW_HTTP',
+        'PUSH_VAPID_SUBJECT',
+        'PUSH_VAPID_PRIVATE_KEY_FILE',
+      ]),
     );
     expect(sorted(Object.keys(v.worker.env))).toEqual(
       sorted([
-        'LOG_LEVEL', 'HOST', 'WORKER_METRICS_PORT', 'WORKER_SDK_METRICS_PORT', 'DATABASE_URL_FILE', ...temporalOn, 'TEMPORAL_UI_URL',
-        'FCM_PROJECT_ID', 'FCM_ENDPOINT', 'FCM_CREDENTIALS_JSON_FILE', 'PUSH_UP_ALLOW_PRIVATE', 'PUSH_UP_ALLOW_HTTP', 'PUSH_VAPID_SUBJECT', 'PUSH_VAPID_PRIVATE_KEY_FILE',
-        'PUSH_MIN_INTERVAL_MS', 'PUSH_REWAKE_AFTER_MS', 'PUSH_FCM_WAKE_BURST', 'PUSH_FCM_WAKE_REFILL_MS', 'PUSH_FCM_DM_RESERVE',
+        'LOG_LEVEL',
+        'HOST',
+        'WORKER_METRICS_PORT',
+        'WORKER_SDK_METRICS_PORT',
+        'DATABASE_URL_FILE',
+        ...temporalOn,
+        'TEMPORAL_UI_URL',
+        'FCM_PROJECT_ID',
+        'FCM_ENDPOINT',
+        'FCM_CREDENTIALS_JSON_FILE',
+        'PUSH_UP_ALLOW_PRIVATE',
+        'PUSH_UP_ALLOW_HTTP',
+        'PUSH_VAPID_SUBJECT',
+        'PUSH_VAPID_PRIVATE_KEY_FILE',
+        'PUSH_MIN_INTERVAL_MS',
+        'PUSH_REWAKE_AFTER_MS',
+        'PUSH_FCM_WAKE_BURST',
+        'PUSH_FCM_WAKE_REFILL_MS',
+        'PUSH_FCM_DM_RESERVE',
       ]),
     );
     expect(sorted(Object.keys(v.bridge.env))).toEqual(
-      sorted(['LOG_LEVEL', 'HOST', 'BRIDGE_METRICS_PORT', 'DATABASE_URL_FILE', ...temporalOn, 'NATS_URL', 'NATS_USER', 'NATS_PASSWORD_FILE', 'NATS_TLS_CA_FILE', 'NATS_TLS_CERT_FILE', 'NATS_TLS_KEY_FILE']),
+      sorted([
+        'LOG_LEVEL',
+        'HOST',
+        'BRIDGE_METRICS_PORT',
+        'DATABASE_URL_FILE',
+        ...temporalOn,
+        'NATS_URL',
+        'NATS_USER',
+        'NATS_PASSWORD_FILE',
+        'NATS_TLS_CA_FILE',
+        'NATS_TLS_CERT_FILE',
+        'NATS_TLS_KEY_FILE',
+      ]),
     );
     expect(sorted(Object.keys(v.migrate.env))).toEqual(['DATABASE_URL_FILE', 'LOG_LEVEL']);
     // Values reach the variables as given: numbers in full (not 1.8e+06), booleans as words.
-    expect(v.worker.env).toMatchObject({ PUSH_REWAKE_AFTER_MS: '1800000', PUSH_FCM_WAKE_BURST: '20', PUSH_UP_ALLOW_PRIVATE: 'false', FCM_PROJECT_ID: 'zippchat-prod', TEMPORAL_NAMESPACE: 'zippchat.a1b2c' });
+    expect(v.worker.env).toMatchObject({
+      PUSH_REWAKE_AFTER_MS: '1800000',
+      PUSH_FCM_WAKE_BURST: '20',
+      PUSH_UP_ALLOW_PRIVATE: 'false',
+      FCM_PROJECT_ID: 'zippchat-prod',
+      TEMPORAL_NAMESPACE: 'zippchat.a1b2c',
+    });
     expect(v.bridge.env).toMatchObject({ NATS_URL: 'tls://nats-0.nats:4222,tls://nats-1.nats:4222', NATS_USER: 'zippchat-push', HOST: '0.0.0.0' });
   });
 
@@ -180,7 +349,9 @@ describe('each process gets its own settings and secrets, and nothing of another
     const temporalSecrets = ['push-temporal-ca', 'push-temporal-client', 'push-temporal-api-key'];
     expect(sorted(v.api.secrets)).toEqual(sorted(['push-database-api', 'push-postgres-tls', ...temporalSecrets, 'chat-jwt', 'push-vapid']));
     expect(sorted(v.worker.secrets)).toEqual(sorted(['push-database-worker', 'push-postgres-tls', ...temporalSecrets, 'push-fcm', 'push-vapid']));
-    expect(sorted(v.bridge.secrets)).toEqual(sorted(['push-database-bridge', 'push-postgres-tls', ...temporalSecrets, 'push-nats-password', 'push-nats-ca', 'push-nats-client']));
+    expect(sorted(v.bridge.secrets)).toEqual(
+      sorted(['push-database-bridge', 'push-postgres-tls', ...temporalSecrets, 'push-nats-password', 'push-nats-ca', 'push-nats-client']),
+    );
     expect(sorted(v.migrate.secrets)).toEqual(sorted(['push-database-owner', 'push-postgres-tls']));
 
     expect(v.api.secrets).not.toContain('push-fcm');
@@ -205,19 +376,27 @@ describe('each process gets its own settings and secrets, and nothing of another
     const postgresTls = `- push-postgres-tls:* ${dir}/postgres-tls/*`;
     expect(files(v.api)).toEqual(
       sorted([
-        `DATABASE_URL_FILE push-database-api:url ${dir}/database/url`, postgresTls, ...temporalFiles,
-        `JWT_SECRET_FILE chat-jwt:hs256-key ${dir}/jwt/secret`, `PUSH_VAPID_PRIVATE_KEY_FILE push-vapid:private-key ${dir}/vapid/private-key`,
+        `DATABASE_URL_FILE push-database-api:url ${dir}/database/url`,
+        postgresTls,
+        ...temporalFiles,
+        `JWT_SECRET_FILE chat-jwt:hs256-key ${dir}/jwt/secret`,
+        `PUSH_VAPID_PRIVATE_KEY_FILE push-vapid:private-key ${dir}/vapid/private-key`,
       ]),
     );
     expect(files(v.worker)).toEqual(
       sorted([
-        `DATABASE_URL_FILE push-database-worker:url ${dir}/database/url`, postgresTls, ...temporalFiles,
-        `FCM_CREDENTIALS_JSON_FILE push-fcm:service-account.json ${dir}/fcm/service-account.json`, `PUSH_VAPID_PRIVATE_KEY_FILE push-vapid:private-key ${dir}/vapid/private-key`,
+        `DATABASE_URL_FILE push-database-worker:url ${dir}/database/url`,
+        postgresTls,
+        ...temporalFiles,
+        `FCM_CREDENTIALS_JSON_FILE push-fcm:service-account.json ${dir}/fcm/service-account.json`,
+        `PUSH_VAPID_PRIVATE_KEY_FILE push-vapid:private-key ${dir}/vapid/private-key`,
       ]),
     );
     expect(files(v.bridge)).toEqual(
       sorted([
-        `DATABASE_URL_FILE push-database-bridge:url ${dir}/database/url`, postgresTls, ...temporalFiles,
+        `DATABASE_URL_FILE push-database-bridge:url ${dir}/database/url`,
+        postgresTls,
+        ...temporalFiles,
         `NATS_PASSWORD_FILE push-nats-password:password ${dir}/nats-password/password`,
         `NATS_TLS_CA_FILE push-nats-ca:ca.crt ${dir}/nats-ca/ca.crt`,
         `NATS_TLS_CERT_FILE push-nats-client:tls.crt ${dir}/nats-client/tls.crt`,
@@ -227,9 +406,16 @@ describe('each process gets its own settings and secrets, and nothing of another
     expect(files(v.migrate)).toEqual(sorted([`DATABASE_URL_FILE push-database-owner:url ${dir}/database/url`, postgresTls]));
 
     // Every *_FILE variable names a mounted file.
-    for (const [process, view] of Object.entries({ ...v, ...prefixed(views('NATS .creds file, JWT public key')), ...prefixed(views('NATS token, Temporal mTLS')) })) {
+    for (const [process, view] of Object.entries({
+      ...v,
+      ...prefixed(views('NATS .creds file, JWT public key')),
+      ...prefixed(views('NATS token, Temporal mTLS')),
+    })) {
       for (const [name, value] of Object.entries(view.env).filter(([n]) => n.endsWith('_FILE'))) {
-        expect(view.files.map((f) => f.path), `${process}: ${name}`).toContain(value);
+        expect(
+          view.files.map((f) => f.path),
+          `${process}: ${name}`,
+        ).toContain(value);
       }
     }
   });
@@ -261,7 +447,8 @@ describe('each process gets its own settings and secrets, and nothing of another
 
   it('every variable of contract §3 and §3a can be set from values', () => {
     const all = new Set<string>();
-    for (const set of Object.keys(valuesSets) as ValuesSet[]) for (const view of Object.values(views(set))) for (const name of Object.keys(view.env)) all.add(name);
+    for (const set of Object.keys(valuesSets) as ValuesSet[])
+      for (const view of Object.values(views(set))) for (const name of Object.keys(view.env)) all.add(name);
     expect(contractVariables.filter((name) => !all.has(name))).toEqual([]);
   });
 });
@@ -269,18 +456,25 @@ describe('each process gets its own settings and secrets, and nothing of another
 describe('running in a cluster', () => {
   it('probes: ready is /readyz, alive is /healthz, on the port each process serves them', () => {
     const o = objects('default');
-    for (const [name, port] of [['api', 'http'], ['worker', 'metrics'], ['bridge', 'metrics']] as const) {
+    for (const [name, port] of [
+      ['api', 'http'],
+      ['worker', 'metrics'],
+      ['bridge', 'metrics'],
+    ] as const) {
       const container = find(o, 'Deployment', `push-zippchat-push-${name}`).spec.template.spec.containers[0];
       expect(container.readinessProbe.httpGet, name).toEqual({ path: '/readyz', port });
       expect(container.livenessProbe.httpGet, name).toEqual({ path: '/healthz', port });
       expect(container.startupProbe.httpGet, name).toEqual({ path: '/healthz', port });
-      expect(container.ports.map((p: { name: string }) => p.name), name).toContain(port);
+      expect(
+        container.ports.map((p: { name: string }) => p.name),
+        name,
+      ).toContain(port);
       expect(container.resources.requests, name).toHaveProperty('memory');
       expect(container.resources.limits, name).toHaveProperty('memory');
     }
   });
 
-  it('the grace period outlasts a send (10 s) and the worker\'s shutdown grace (20 s), the process\'s own 30 s stop deadline and the api\'s preStop pause', () => {
+  it("the grace period outlasts a send (10 s) and the worker's shutdown grace (20 s), the process's own 30 s stop deadline and the api's preStop pause", () => {
     for (const name of ['api', 'worker', 'bridge']) {
       const pod = find(objects('default'), 'Deployment', `push-zippchat-push-${name}`).spec.template.spec;
       const preStop = pod.containers[0].lifecycle?.preStop?.sleep?.seconds ?? 0;
@@ -289,14 +483,20 @@ describe('running in a cluster', () => {
   });
 
   it('runs the image unprivileged: non-root, read-only root filesystem, no capabilities, no service account token', () => {
-    const pods = [...['api', 'worker', 'bridge'].map((n) => find(objects('all secrets'), 'Deployment', `push-zippchat-push-${n}`)), find(objects('all secrets'), 'Job', 'push-zippchat-push-migrate')].map(
-      (o) => o.spec.template.spec,
-    );
+    const pods = [
+      ...['api', 'worker', 'bridge'].map((n) => find(objects('all secrets'), 'Deployment', `push-zippchat-push-${n}`)),
+      find(objects('all secrets'), 'Job', 'push-zippchat-push-migrate'),
+    ].map((o) => o.spec.template.spec);
     for (const pod of pods) {
       expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } });
       expect(pod.automountServiceAccountToken).toBe(false);
-      expect(pod.containers[0].securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
-      for (const volume of pod.volumes.filter((v: { secret?: unknown }) => v.secret !== undefined)) expect(volume.secret.defaultMode, volume.name).toBe(0o440);
+      expect(pod.containers[0].securityContext).toMatchObject({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        capabilities: { drop: ['ALL'] },
+      });
+      for (const volume of pod.volumes.filter((v: { secret?: unknown }) => v.secret !== undefined))
+        expect(volume.secret.defaultMode, volume.name).toBe(0o440);
     }
   });
 
@@ -309,10 +509,9 @@ describe('running in a cluster', () => {
     const account = find(o, 'ServiceAccount', job.spec.template.spec.serviceAccountName);
     expect(account.metadata.annotations?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
     expect(Number(account.metadata.annotations?.['helm.sh/hook-weight'])).toBeLessThan(Number(job.metadata.annotations?.['helm.sh/hook-weight']));
-
   });
 
-  it('the entry points are the image\'s: node runs dist/src/bin/<process>.js', () => {
+  it("the entry points are the image's: node runs dist/src/bin/<process>.js", () => {
     const v = views('default');
     expect(v.api.args).toEqual(['dist/src/bin/api.js']);
     expect(v.worker.args).toEqual(['dist/src/bin/worker.js']);
@@ -337,10 +536,14 @@ describe('running in a cluster', () => {
     const scraped: string[] = [];
     for (const monitor of o.filter((x) => x.kind === 'ServiceMonitor')) {
       expect(monitor.metadata.labels).toMatchObject({ release: 'kube-prometheus-stack' });
-      const services = o.filter((s) => s.kind === 'Service' && Object.entries(monitor.spec.selector.matchLabels).every(([k, val]) => s.metadata.labels?.[k] === val));
+      const services = o.filter(
+        (s) => s.kind === 'Service' && Object.entries(monitor.spec.selector.matchLabels).every(([k, val]) => s.metadata.labels?.[k] === val),
+      );
       expect(services, monitor.metadata.name).toHaveLength(1);
       const service = services[0]!;
-      const pods = o.filter((d) => d.kind === 'Deployment' && Object.entries(service.spec.selector).every(([k, val]) => d.spec.template.metadata.labels[k] === val));
+      const pods = o.filter(
+        (d) => d.kind === 'Deployment' && Object.entries(service.spec.selector).every(([k, val]) => d.spec.template.metadata.labels[k] === val),
+      );
       expect(pods, service.metadata.name).toHaveLength(1);
       const containerPorts = pods[0]!.spec.template.spec.containers[0].ports as Array<{ name: string; containerPort: number }>;
       for (const endpoint of monitor.spec.endpoints) {
@@ -352,7 +555,12 @@ describe('running in a cluster', () => {
         scraped.push(`${pods[0]!.metadata.name}:${target!.containerPort}`);
       }
     }
-    expect(sorted(scraped)).toEqual(['push-zippchat-push-api:8080', 'push-zippchat-push-bridge:9465', 'push-zippchat-push-worker:9464', 'push-zippchat-push-worker:9466']);
+    expect(sorted(scraped)).toEqual([
+      'push-zippchat-push-api:8080',
+      'push-zippchat-push-bridge:9465',
+      'push-zippchat-push-worker:9464',
+      'push-zippchat-push-worker:9466',
+    ]);
     const ingress = find(o, 'Ingress', 'push-zippchat-push-api');
     expect(ingress.spec.rules[0].http.paths.map((p: { path: string }) => p.path)).toEqual(['/api/push', '/api/keys/devices']);
   });
@@ -362,9 +570,17 @@ describe('settings the service would refuse fail the release, with one line nami
   const refused: Array<[string, string[], RegExp]> = [
     ['an FCM project without its service account', ['--set', 'fcm.projectId=p1'], /fcm\.credentials\.existingSecret is required with fcm\.projectId/],
     ['a service account without its FCM project', ['--set', 'fcm.credentials.existingSecret=s'], /fcm\.projectId is required/],
-    ['two ways of authenticating to NATS', ['--set', 'nats.token.existingSecret=t', '--set', 'nats.credsFile.existingSecret=c'], /nats: set one way of authenticating/],
+    [
+      'two ways of authenticating to NATS',
+      ['--set', 'nats.token.existingSecret=t', '--set', 'nats.credsFile.existingSecret=c'],
+      /nats: set one way of authenticating/,
+    ],
     ['a NATS user without a password', ['--set', 'nats.user=u'], /nats\.password\.existingSecret is required with nats\.user/],
-    ['a VAPID subject without its key', ['--set', 'unifiedPush.vapid.subject=mailto:a@b.c'], /unifiedPush\.vapid\.privateKey\.existingSecret is required/],
+    [
+      'a VAPID subject without its key',
+      ['--set', 'unifiedPush.vapid.subject=mailto:a@b.c'],
+      /unifiedPush\.vapid\.privateKey\.existingSecret is required/,
+    ],
     ['a misspelt value', ['--set', 'temporal.adress=x:1'], /adress/],
     ['a log level the service does not know', ['--set', 'logLevel=verbose'], /logLevel/],
     ['a grace period a send does not fit in', ['--set', 'terminationGracePeriodSeconds=20'], /terminationGracePeriodSeconds/],

@@ -20,12 +20,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateUp, readMigrations } from '../../src/db/migrate.js';
 import { hostStandInMigrationsDir, serviceMigrationsDir } from '../../src/db/migrations.js';
 import { createDatabasePool, type DatabasePool } from '../../src/db/pool.js';
-import { waitFor } from '../../src/dev/daemons.js';
+import { waitFor } from '../../devstack/daemons.js';
 import { projectRoot } from '../../src/paths.js';
-import { createDeviceKeys, startDistributor, type LocalDistributor } from '../../src/simulator/distributor.js';
+import { createDeviceKeys, startDistributor, type LocalDistributor } from '../../simulator/distributor.js';
 import { hostFixtures } from '../support/host-fixtures.js';
 import { signDeviceToken, testJwtSecret } from '../support/jwt.js';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../devstack/ports.js';
 import { startDeployServices, type DeployServices } from './services.js';
 
 /** The Dockerfile's WORKDIR: what deploy/build.sh built. */
@@ -45,7 +45,7 @@ beforeAll(async () => {
   build.stderr.on('data', (chunk: Buffer) => (buildLog += chunk.toString()));
   const code = await new Promise<number | null>((resolve) => build.once('exit', resolve));
   if (code !== 0) {
-    const hint = /ENOTCACHED/.test(buildLog) ? ' (a package is missing from npm\'s cache: `npm ci` — make install — fills it)' : '';
+    const hint = /ENOTCACHED/.test(buildLog) ? " (a package is missing from npm's cache: `npm ci` — make install — fills it)" : '';
     throw new Error(`deploy/build.sh exited ${code}${hint}:\n${buildLog}`);
   }
 }, 900_000);
@@ -56,14 +56,20 @@ afterAll(() => {
 
 describe('deploy/build.sh: what the image holds', () => {
   it('the five commands, the prebuilt workflow bundle and the service migrations — no tooling, no test code, no host stand-in', () => {
-    for (const entry of ['api', 'worker', 'bridge', 'migrate', 'push-admin']) expect(existsSync(path.join(app, 'dist', 'src', 'bin', `${entry}.js`)), entry).toBe(true);
+    for (const entry of ['api', 'worker', 'bridge', 'migrate', 'push-admin'])
+      expect(existsSync(path.join(app, 'dist', 'src', 'bin', `${entry}.js`)), entry).toBe(true);
     expect(readFileSync(path.join(app, 'dist', 'workflow-bundle.js'), 'utf8')).toContain('registrationWorkflow');
     expect(sortedEntries(path.join(app, 'dist'))).toEqual(['activities', 'src', 'temporal', 'workflow-bundle.js', 'workflows']);
-    // Only what the entry points import: the dev stack, its stand-ins and the simulator are not.
-    expect(sortedEntries(path.join(app, 'dist', 'src')).filter((e) => ['dev', 'simulator'].includes(e))).toEqual([]);
-    expect(sortedEntries(path.join(app, 'dist', 'src', 'bin')).filter((f) => f.endsWith('.js'))).toEqual(
-      ['api.js', 'bridge.js', 'bundle-workflows.js', 'migrate.js', 'push-admin.js', 'worker.js'],
-    );
+    // Only what the entry points import: the dev stack, its stand-ins, the simulator and the benchmarks are not.
+    expect(sortedEntries(path.join(app, 'dist')).filter((e) => ['devstack', 'simulator', 'bench'].includes(e))).toEqual([]);
+    expect(sortedEntries(path.join(app, 'dist', 'src', 'bin')).filter((f) => f.endsWith('.js'))).toEqual([
+      'api.js',
+      'bridge.js',
+      'bundle-workflows.js',
+      'migrate.js',
+      'push-admin.js',
+      'worker.js',
+    ]);
     expect(sortedEntries(path.join(app, 'migrations'))).toEqual(sortedEntries(serviceMigrationsDir).filter((f) => f.endsWith('.sql')));
     expect(sortedEntries(app)).toEqual(['dist', 'migrations', 'node_modules', 'package-lock.json', 'package.json']);
   });
@@ -73,7 +79,9 @@ describe('deploy/build.sh: what the image holds', () => {
     const manifest = JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { dependencies: object; devDependencies: object };
     for (const name of Object.keys(manifest.dependencies)) expect(existsSync(path.join(modules, name)), name).toBe(true);
     // The development tools (other development dependencies may also be dependencies of a production package).
-    const tools = ['typescript', 'vitest', 'eslint', 'tsx', '@temporalio/testing', 'fast-check', 'typescript-eslint'].filter((n) => n in manifest.devDependencies);
+    const tools = ['typescript', 'vitest', 'eslint', 'tsx', '@temporalio/testing', 'fast-check', 'typescript-eslint'].filter(
+      (n) => n in manifest.devDependencies,
+    );
     expect(tools.length).toBeGreaterThan(3);
     for (const name of tools) expect(existsSync(path.join(modules, name)), `${name} (a development dependency)`).toBe(false);
     const releases = sortedEntries(path.join(modules, '@temporalio', 'core-bridge', 'releases'));
@@ -81,7 +89,7 @@ describe('deploy/build.sh: what the image holds', () => {
     expect(releases[0]).toMatch(process.arch === 'arm64' ? /^aarch64-unknown-linux-gnu$/ : /^x86_64-unknown-linux-gnu$/);
   });
 
-  it('stands alone: no link leads out of it (the build links the checkout\'s dependencies only while compiling)', () => {
+  it("stands alone: no link leads out of it (the build links the checkout's dependencies only while compiling)", () => {
     const outside: string[] = [];
     walk(app, (file) => {
       if (!lstatSync(file).isSymbolicLink()) return;
@@ -111,7 +119,7 @@ describe('deploy/build.sh: what the image holds', () => {
   });
 });
 
-describe('the image\'s processes, from the build output, against real PostgreSQL, NATS and Temporal', () => {
+describe("the image's processes, from the build output, against real PostgreSQL, NATS and Temporal", () => {
   let services: DeployServices | undefined;
   let pool: DatabasePool | undefined;
   let distributor: LocalDistributor | undefined;
@@ -132,7 +140,10 @@ describe('the image\'s processes, from the build output, against real PostgreSQL
     // PostgreSQL as the instance has it: the host's tables, owned by someone else.
     await migrateUp(db.url, readMigrations([hostStandInMigrationsDir]));
     const roles = ['zippchat_push_migrate', 'zippchat_push_api', 'zippchat_push_worker', 'zippchat_push_bridge'];
-    await runSql(db.url, roles.map((r) => `DO $$ BEGIN CREATE ROLE ${r} LOGIN PASSWORD '${r}-pw'; EXCEPTION WHEN duplicate_object THEN NULL; END $$;`).join('\n'));
+    await runSql(
+      db.url,
+      roles.map((r) => `DO $$ BEGIN CREATE ROLE ${r} LOGIN PASSWORD '${r}-pw'; EXCEPTION WHEN duplicate_object THEN NULL; END $$;`).join('\n'),
+    );
     await runSql(db.url, readFileSync(path.join(projectRoot, 'deploy', 'postgres', 'roles.sql'), 'utf8'));
     const asRole = (role: string) => {
       const url = new URL(db.url);
@@ -163,17 +174,37 @@ describe('the image\'s processes, from the build output, against real PostgreSQL
     }
     connection = await Connection.connect({ address });
     const client = new Client({ connection, namespace });
-    await waitFor('the new namespace to serve', async () => client.workflow.count().then(() => true, () => false), 60_000);
+    await waitFor(
+      'the new namespace to serve',
+      async () =>
+        client.workflow.count().then(
+          () => true,
+          () => false,
+        ),
+      60_000,
+    );
 
     const natsUrl = services.natsUrl;
     distributor = await startDistributor();
 
     const [apiPort, workerPort, bridgePort] = [await freePort(), await freePort(), await freePort()];
-    const common = { HOST: '127.0.0.1', LOG_LEVEL: 'info', TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace, TEMPORAL_TASK_QUEUE: 'push-wakes' };
+    const common = {
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      TEMPORAL_ADDRESS: address,
+      TEMPORAL_NAMESPACE: namespace,
+      TEMPORAL_TASK_QUEUE: 'push-wakes',
+    };
     const unifiedPush = { PUSH_UP_ALLOW_PRIVATE: 'true', PUSH_UP_ALLOW_HTTP: 'true' };
     const env = {
       api: { ...common, ...unifiedPush, DATABASE_URL: asRole('zippchat_push_api'), PORT: String(apiPort), JWT_SECRET: testJwtSecret },
-      worker: { ...common, ...unifiedPush, DATABASE_URL: asRole('zippchat_push_worker'), WORKER_METRICS_PORT: String(workerPort), WORKER_SDK_METRICS_PORT: '0' },
+      worker: {
+        ...common,
+        ...unifiedPush,
+        DATABASE_URL: asRole('zippchat_push_worker'),
+        WORKER_METRICS_PORT: String(workerPort),
+        WORKER_SDK_METRICS_PORT: '0',
+      },
       bridge: { ...common, DATABASE_URL: asRole('zippchat_push_bridge'), BRIDGE_METRICS_PORT: String(bridgePort), NATS_URL: natsUrl },
     };
     const urls = { api: `http://127.0.0.1:${apiPort}`, worker: `http://127.0.0.1:${workerPort}`, bridge: `http://127.0.0.1:${bridgePort}` };
@@ -196,7 +227,11 @@ describe('the image\'s processes, from the build output, against real PostgreSQL
     await registerPhone(urls.api, bob!, 'old-phone', distributor);
 
     // alice writes in the DM: the host publishes MESSAGE_CREATE (the repository's demo-say does it as the host would).
-    const say = spawnSync('npm', ['run', '-s', 'demo-say', '--', '--nats', natsUrl, '--channel', dm, '--author', alice!, 'hello'], { cwd: projectRoot, encoding: 'utf8', timeout: 60_000 });
+    const say = spawnSync('npm', ['run', '-s', 'demo-say', '--', '--nats', natsUrl, '--channel', dm, '--author', alice!, 'hello'], {
+      cwd: projectRoot,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(say.status, say.stderr).toBe(0);
     await waitFor('the wake', async () => distributor!.received.some((m) => m.endpoint === phone.endpoint), 60_000).catch((error: unknown) => {
       throw new Error(`${String(error)}\n${running.map((p) => `--- ${p.name}\n${p.output()}`).join('\n')}`);
@@ -215,16 +250,23 @@ describe('the image\'s processes, from the build output, against real PostgreSQL
     const schedule = client.schedule.getHandle('push-maintenance');
     await schedule.trigger();
     let runId: { workflowId: string; firstExecutionRunId: string } | undefined;
-    await waitFor('the maintenance run to start', async () => {
-      runId = (await schedule.describe()).info.recentActions[0]?.action.workflow;
-      return runId !== undefined;
-    }, 60_000);
+    await waitFor(
+      'the maintenance run to start',
+      async () => {
+        runId = (await schedule.describe()).info.recentActions[0]?.action.workflow;
+        return runId !== undefined;
+      },
+      60_000,
+    );
     const report = await client.workflow.getHandle(runId!.workflowId, runId!.firstExecutionRunId).result();
     expect(report).toMatchObject({ prunedNoSession: 1, healedStranded: 0 });
     expect(await registrationsOf(db.url, bob!)).toEqual(['deploy-phone']);
 
     // DELETE /api/keys/devices/{id}: key bundle, sessions and registration go together.
-    const revoke = await fetch(`${urls.api}/api/keys/devices/deploy-phone`, { method: 'DELETE', headers: { authorization: `Bearer ${phone.token}` } });
+    const revoke = await fetch(`${urls.api}/api/keys/devices/deploy-phone`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${phone.token}` },
+    });
     expect(revoke.status).toBe(204);
     expect(await registrationsOf(db.url, bob!)).toEqual([]);
 
@@ -249,7 +291,11 @@ interface Running {
 
 /** `node <args>` in the build output with only `env` (and PATH), as the image's ENTRYPOINT does. */
 function start(name: string, args: readonly string[], env: Readonly<Record<string, string>>): Running {
-  const child = spawn(process.execPath, args, { cwd: app, env: { PATH: '/usr/local/bin:/usr/bin:/bin', NODE_ENV: 'production', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    cwd: app,
+    env: { PATH: '/usr/local/bin:/usr/bin:/bin', NODE_ENV: 'production', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -306,7 +352,12 @@ async function registerPhone(api: string, userId: string, deviceId: string, dist
   const put = await fetch(`${api}/api/push/registration`, {
     method: 'PUT',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ transport: 'unifiedpush', token: endpoint, p256dh: keys.p256dh.toString('base64url'), auth: keys.auth.toString('base64url') }),
+    body: JSON.stringify({
+      transport: 'unifiedpush',
+      token: endpoint,
+      p256dh: keys.p256dh.toString('base64url'),
+      auth: keys.auth.toString('base64url'),
+    }),
   });
   expect(put.status, await put.clone().text()).toBe(200);
   return { endpoint, token };
@@ -316,7 +367,9 @@ async function registrationsOf(databaseUrl: string, userId: string): Promise<str
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    const { rows } = await client.query<{ device_id: string }>('SELECT device_id FROM push_registrations WHERE user_id = $1 ORDER BY device_id', [userId]);
+    const { rows } = await client.query<{ device_id: string }>('SELECT device_id FROM push_registrations WHERE user_id = $1 ORDER BY device_id', [
+      userId,
+    ]);
     return rows.map((r) => r.device_id);
   } finally {
     await client.end();

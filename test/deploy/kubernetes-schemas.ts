@@ -46,7 +46,9 @@ export function sourceFile(source: Source): string {
     });
   } catch (error) {
     const detail = (error as { stdout?: string }).stdout ?? String(error);
-    throw new Error(`${source.module} is not in Go's module cache: run deploy/kubernetes-schemas.sh (make test does) — ${detail.trim()}`, { cause: error });
+    throw new Error(`${source.module} is not in Go's module cache: run deploy/kubernetes-schemas.sh (make test does) — ${detail.trim()}`, {
+      cause: error,
+    });
   }
   const { Dir: dir } = JSON.parse(out) as { Dir: string };
   return path.join(dir, source.file);
@@ -129,7 +131,8 @@ function strict(node: unknown): unknown {
   if (schema['x-kubernetes-int-or-string'] === true || schema.format === 'int-or-string') return intOrString;
   const out: Schema = {};
   for (const [key, value] of Object.entries(schema)) out[key] = key === 'enum' || key === 'default' || key === 'example' ? value : strict(value);
-  if ('properties' in schema && !('additionalProperties' in schema) && schema['x-kubernetes-preserve-unknown-fields'] !== true) out.additionalProperties = false;
+  if ('properties' in schema && !('additionalProperties' in schema) && schema['x-kubernetes-preserve-unknown-fields'] !== true)
+    out.additionalProperties = false;
   return out;
 }
 

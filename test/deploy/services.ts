@@ -6,11 +6,11 @@
  */
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { removeCluster } from '../../src/dev/postgres.js';
-import { ensureDatabase, startBackingServices, stopEverything } from '../../src/dev/services.js';
-import { findBinaries } from '../../src/dev/tools.js';
+import { removeCluster } from '../../devstack/postgres.js';
+import { ensureDatabase, startBackingServices, stopEverything } from '../../devstack/services.js';
+import { findBinaries } from '../../devstack/tools.js';
 import { projectRoot } from '../../src/paths.js';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../devstack/ports.js';
 import { cleanStaleTestRuns } from '../support/stale-runs.js';
 
 export interface DeployServices {
@@ -40,7 +40,13 @@ export async function startDeployServices(): Promise<DeployServices> {
       fast: true,
     });
     await ensureDatabase(services.postgres.url('postgres'), 'zippchat');
-    return { databaseUrl: services.postgres.url('zippchat'), natsUrl: services.natsUrl, temporalAddress: services.temporalAddress, temporalCli: binaries.temporal, stop };
+    return {
+      databaseUrl: services.postgres.url('zippchat'),
+      natsUrl: services.natsUrl,
+      temporalAddress: services.temporalAddress,
+      temporalCli: binaries.temporal,
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;

@@ -11,8 +11,8 @@
  * sending may have committed: its answer is then lost ("no-answer").
  */
 import { request } from 'node:http';
-import type { DrainItem } from '../../src/simulator/api-client.js';
-import { createDeviceKeys, startDistributor, type DeviceKeys, type FakeDistributor } from '../support/fakes/distributor.js';
+import type { DrainItem } from '../../simulator/api-client.js';
+import { createDeviceKeys, startDistributor, type DeviceKeys, type FakeDistributor } from '../../simulator/distributor.js';
 import { signDeviceToken, testJwtSecret } from '../support/jwt.js';
 
 export type AttemptOutcome = 'ok' | 'refused' | 'status' | 'no-answer';
@@ -94,7 +94,8 @@ export async function startPhones(devices: readonly { userId: string; deviceId: 
             const attempt = await drainOnce(api, jwt);
             attempts.push(attempt);
             if (attempt.outcome === 'ok') {
-              for (const item of attempt.items ?? []) phone.received.set(item.channel_id, (phone.received.get(item.channel_id) ?? 0) + item.message_count);
+              for (const item of attempt.items ?? [])
+                phone.received.set(item.channel_id, (phone.received.get(item.channel_id) ?? 0) + item.message_count);
               break;
             }
             if (attempt.status === 404 || attempt.status === 401 || closing) break; // a test failure, shown by the verdict
@@ -140,20 +141,24 @@ function drainOnce(api: string, jwt: string): Promise<DrainAttempt> {
   return new Promise((resolve) => {
     let sent = false;
     const done = (outcome: AttemptOutcome, extra: Partial<DrainAttempt> = {}) => resolve({ start, end: Date.now(), api, outcome, ...extra });
-    const req = request(`${api}/api/push/drain`, { method: 'POST', agent: false, headers: { authorization: `Bearer ${jwt}`, 'content-length': '0' }, timeout: attemptTimeoutMs }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('error', () => done('no-answer'));
-      res.on('end', () => {
-        const status = res.statusCode ?? 0;
-        if (status !== 200) return done('status', { status });
-        try {
-          done('ok', { status, items: JSON.parse(Buffer.concat(chunks).toString('utf8')) as DrainItem[] });
-        } catch {
-          done('no-answer');
-        }
-      });
-    });
+    const req = request(
+      `${api}/api/push/drain`,
+      { method: 'POST', agent: false, headers: { authorization: `Bearer ${jwt}`, 'content-length': '0' }, timeout: attemptTimeoutMs },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', () => done('no-answer'));
+        res.on('end', () => {
+          const status = res.statusCode ?? 0;
+          if (status !== 200) return done('status', { status });
+          try {
+            done('ok', { status, items: JSON.parse(Buffer.concat(chunks).toString('utf8')) as DrainItem[] });
+          } catch {
+            done('no-answer');
+          }
+        });
+      },
+    );
     req.on('socket', (socket) => socket.once('connect', () => (sent = true)));
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', (error: NodeJS.ErrnoException) => done(!sent && error.code === 'ECONNREFUSED' ? 'refused' : 'no-answer'));

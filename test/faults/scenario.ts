@@ -22,8 +22,8 @@ import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { createDatabasePool } from '../../src/db/pool.js';
-import { waitFor } from '../../src/dev/daemons.js';
-import { deviceApi } from '../../src/simulator/api-client.js';
+import { waitFor } from '../../devstack/daemons.js';
+import { deviceApi } from '../../simulator/api-client.js';
 import { maintenanceScheduleId, registrationWorkflowId } from '../../temporal/names.js';
 import { stateQuery } from '../../workflows/registration-messages.js';
 import type { FaultStack } from '../support/fault-stack.js';
@@ -129,7 +129,8 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
       rewakeAfterMs,
     });
     const problems = phones.distributor.problems;
-    const violations = problems.length > 0 ? [...verdict.violations, `distributor: ${problems.length} malformed wakes, first: ${problems[0]}`] : verdict.violations;
+    const violations =
+      problems.length > 0 ? [...verdict.violations, `distributor: ${problems.length} malformed wakes, first: ${problems[0]}`] : verdict.violations;
     return {
       verdict: { ...verdict, violations },
       events: events.published.length,
@@ -162,8 +163,7 @@ async function fanOutWithFaults(options: ScenarioOptions, world: World, nc: Nats
   const js = jetstream(nc);
   const published: MessageEventBody[] = [];
   const waiters: Array<{ count: number; resolve: () => void }> = [];
-  const reached = (count: number) =>
-    new Promise<void>((resolve) => (published.length >= count ? resolve() : waiters.push({ count, resolve })));
+  const reached = (count: number) => new Promise<void>((resolve) => (published.length >= count ? resolve() : waiters.push({ count, resolve })));
   const started = Date.now();
   const ran: string[] = [];
   const taskLossesAt: number[] = [];
@@ -231,7 +231,8 @@ async function converge(
   const ids = events.published.map((e) => e.id);
   await waitFor(
     'the bridges to record every published event',
-    async () => (await pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+    async () =>
+      (await pool.oneFirst(sql.type(z.object({ n: z.number() }))`
       SELECT count(*)::int4 AS n FROM push_processed_events WHERE message_id = ANY(${sql.array(ids, 'int8')})`)) === ids.length,
     120_000,
   ).catch(async (error: unknown) => {
@@ -242,7 +243,9 @@ async function converge(
     async () => {
       const pending = await pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int4 AS n FROM push_pending`);
       if (pending > 0 || !phones.idle()) return false;
-      const states = await Promise.all(world.devices.map((d) => temporal.workflow.getHandle(registrationWorkflowId(d.userId, d.deviceId)).query(stateQuery)));
+      const states = await Promise.all(
+        world.devices.map((d) => temporal.workflow.getHandle(registrationWorkflowId(d.userId, d.deviceId)).query(stateQuery)),
+      );
       return states.every((s) => !s.outstanding && !s.checkRequested && s.nextTimer === null);
     },
     90_000,
@@ -252,8 +255,16 @@ async function converge(
 }
 
 /** Devices with pending rows, with what PostgreSQL, the phone and the workflow say about each. */
-async function stuckReport(pool: DatabasePool, temporal: Client, phones: PhoneFleet, world: World, registrationOf: ReadonlyMap<string, string>): Promise<string> {
-  const rows = await pool.any(sql.type(z.object({ registration_id: z.string(), rows: z.number(), messages: z.number(), outstanding: z.boolean(), last_woken_at: z.date().nullable() }))`
+async function stuckReport(
+  pool: DatabasePool,
+  temporal: Client,
+  phones: PhoneFleet,
+  world: World,
+  registrationOf: ReadonlyMap<string, string>,
+): Promise<string> {
+  const rows = await pool.any(sql.type(
+    z.object({ registration_id: z.string(), rows: z.number(), messages: z.number(), outstanding: z.boolean(), last_woken_at: z.date().nullable() }),
+  )`
     SELECT p.registration_id, count(*)::int4 AS rows, sum(p.message_count)::int4 AS messages, r.wake_outstanding AS outstanding, r.last_woken_at
     FROM push_pending p JOIN push_registrations r ON r.id = p.registration_id
     GROUP BY p.registration_id, r.wake_outstanding, r.last_woken_at`);
@@ -261,7 +272,13 @@ async function stuckReport(pool: DatabasePool, temporal: Client, phones: PhoneFl
   for (const row of rows) {
     const device = world.devices.find((d) => registrationOf.get(d.userId) === row.registration_id);
     const phone = phones.phones.find((p) => p.userId === device?.userId);
-    const state = device === undefined ? undefined : await temporal.workflow.getHandle(registrationWorkflowId(device.userId, device.deviceId)).query(stateQuery).catch((e: unknown) => String(e));
+    const state =
+      device === undefined
+        ? undefined
+        : await temporal.workflow
+            .getHandle(registrationWorkflowId(device.userId, device.deviceId))
+            .query(stateQuery)
+            .catch((e: unknown) => String(e));
     lines.push(
       `  ${device?.deviceId}: ${row.rows} row(s), ${row.messages} message(s); wake_outstanding=${row.outstanding}, last_woken_at=${row.last_woken_at?.toISOString()}; ` +
         `phone: ${phone?.wakes.length} wake(s), last ${phone?.wakes.at(-1) === undefined ? '-' : new Date(phone.wakes.at(-1)!).toISOString()}, idle=${phone?.idle()}; workflow: ${JSON.stringify(state)}`,
@@ -278,7 +295,9 @@ function report(seed: number, world: World, events: FanOut, v: Verdict): string 
     `${world.devices.length} devices, ${events.published.length} events published in ${events.durationMs} ms`,
     ...events.faults.map((f) => `  fault: ${f}`),
     `messages: ${v.messagesExpected} expected per-device counts, ${v.messagesDrained} drained from push_pending, ${v.messagesReceived} returned to phones` +
-      (v.answerlessDrains > 0 ? ` (${v.answerlessDrains} drain attempt(s) lost their connection; ${v.lostAnswers} message(s) drained but unanswered)` : ''),
+      (v.answerlessDrains > 0
+        ? ` (${v.answerlessDrains} drain attempt(s) lost their connection; ${v.lostAnswers} message(s) drained but unanswered)`
+        : ''),
     `wakes: ${v.wakes} received for ${v.claims} claims`,
     `duplicates: ${v.resends + v.rewakeDuplicates} — ${v.resends} re-send(s) after a lost workflow task (allowed ${v.resendBound}), ` +
       `${v.rewakeDuplicates} re-wake(s) of a delivered undrained wake (allowed ${v.rewakeBound})`,

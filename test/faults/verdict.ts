@@ -101,7 +101,9 @@ export function judge(input: VerdictInput): Verdict {
       if (claim.previous === null) continue;
       const required = claim.rewake ? R : M;
       if (claim.now - claim.previous < required) {
-        violations.push(`${name}: a ${claim.rewake ? 're-wake' : 'wake'} claimed ${claim.now - claim.previous} ms after the previous claim (needs ${required})`);
+        violations.push(
+          `${name}: a ${claim.rewake ? 're-wake' : 'wake'} claimed ${claim.now - claim.previous} ms after the previous claim (needs ${required})`,
+        );
       }
     }
 
@@ -125,10 +127,12 @@ export function judge(input: VerdictInput): Verdict {
       const extra = Math.max(0, arrivals.length - 1);
       totals.resends += extra;
       totals.resendBound += losses;
-      if (extra > losses) violations.push(`${name}: the wake claimed at ${iso(claim.now)} arrived ${arrivals.length} times after ${losses} lost workflow task(s)`);
+      if (extra > losses)
+        violations.push(`${name}: the wake claimed at ${iso(claim.now)} arrived ${arrivals.length} times after ${losses} lost workflow task(s)`);
       for (const resent of arrivals.slice(1)) {
         const drained = drainCommits.find((t) => t > claim.at && t < resent - lookBeforeResendMs);
-        if (drained !== undefined) violations.push(`${name}: the wake claimed at ${iso(claim.now)} was sent again at ${iso(resent)}, after a drain at ${iso(drained)}`);
+        if (drained !== undefined)
+          violations.push(`${name}: the wake claimed at ${iso(claim.now)} was sent again at ${iso(resent)}, after a drain at ${iso(drained)}`);
       }
     }
 
@@ -171,7 +175,8 @@ export function judge(input: VerdictInput): Verdict {
     const refused = attempts.find((a) => a.status === 404 || a.status === 401);
     if (refused !== undefined) violations.push(`${name}: drain answered ${refused.status}`);
   }
-  if (totals.rewakeDuplicates > totals.rewakeBound) violations.push(`${totals.rewakeDuplicates} re-wake duplicates exceed the bound ${totals.rewakeBound}`);
+  if (totals.rewakeDuplicates > totals.rewakeBound)
+    violations.push(`${totals.rewakeDuplicates} re-wake duplicates exceed the bound ${totals.rewakeBound}`);
 
   return {
     ...totals,

@@ -37,7 +37,9 @@ export async function seedWorld(pool: DatabasePool, random: Random, userCount: n
   const devices = users.map((userId) => ({ userId, deviceId: `phone-${userId}` }));
   for (const { userId, deviceId } of devices) {
     // A live session: maintenance would prune a registration without one.
-    await pool.query(sql.unsafe`INSERT INTO refresh_tokens (user_id, device_id, expires_at) VALUES (${userId}, ${deviceId}, now() + interval '1 day')`);
+    await pool.query(
+      sql.unsafe`INSERT INTO refresh_tokens (user_id, device_id, expires_at) VALUES (${userId}, ${deviceId}, now() + interval '1 day')`,
+    );
   }
   return { users, devices, channels };
 }

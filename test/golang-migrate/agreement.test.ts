@@ -15,8 +15,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { golangMigrateLockId, migrateUp, type Migration } from '../../src/db/migrate.js';
 import { hostStandInMigrationsDir, serviceMigrations, serviceMigrationsDir } from '../../src/db/migrations.js';
-import { waitFor } from '../../src/dev/daemons.js';
-import { findGoTool } from '../../src/dev/tools.js';
+import { waitFor } from '../../devstack/daemons.js';
+import { findGoTool } from '../../devstack/tools.js';
 import { projectRoot } from '../../src/paths.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 
@@ -167,16 +167,21 @@ describe('golang-migrate and this service serialize on one lock', () => {
       ORDER BY 1, 2`);
   /** Whether a session of that name waits for a lock on a table (the gate). */
   const waitsAtGate = async (db: TestDatabase, applicationName: string) =>
-    (await db.pool.anyFirst(sql.type(z.object({ pid: z.number() }))`
+    (
+      await db.pool.anyFirst(sql.type(z.object({ pid: z.number() }))`
       SELECT l.pid FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-      WHERE a.application_name = ${applicationName} AND l.locktype = 'relation' AND NOT l.granted`)).length > 0;
+      WHERE a.application_name = ${applicationName} AND l.locktype = 'relation' AND NOT l.granted`)
+    ).length > 0;
 
   const key = (db: TestDatabase, form: 'cli' | 'library') => String(golangMigrateLockId(form === 'cli' ? `/${db.name}` : db.name, 'public'));
 
   /** The database at the host stand-in only, so that the next migration to apply is the gated one. */
   async function atHostStandIn(): Promise<TestDatabase> {
     const db = await database();
-    await migrateUp(db.url, all.filter((m) => m.version < 22));
+    await migrateUp(
+      db.url,
+      all.filter((m) => m.version < 22),
+    );
     return db;
   }
 
@@ -260,7 +265,10 @@ describe('a dirty flag stops both', () => {
   it('ours leaves none: a failing migration rolls back with its version, and golang-migrate carries on', async () => {
     const db = await database();
     expect(await ours(db, ['up'])).toMatchObject({ code: 0 });
-    const failing = [...all, { version: broken.version, name: broken.name, up: 'CREATE TABLE half_done (x int); SELECT nope FROM nowhere;', down: undefined }];
+    const failing = [
+      ...all,
+      { version: broken.version, name: broken.name, up: 'CREATE TABLE half_done (x int); SELECT nope FROM nowhere;', down: undefined },
+    ];
     await expect(migrateUp(db.url, failing)).rejects.toThrow(/nowhere/);
     expect(await versions(db)).toEqual([{ version: latest.version, dirty: false }]);
     expect(await golangMigrate(db, ['up'])).toEqual({ code: 0, output: 'no change\n' });

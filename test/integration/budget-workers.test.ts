@@ -6,9 +6,10 @@
  */
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../../src/dev/daemons.js';
+import { waitFor } from '../../devstack/daemons.js';
 import { registrationWorkflowId } from '../../temporal/names.js';
-import { announceDrained, announcePending, announceRegistration, type Device } from '../../temporal/registrations.js';
+import { announceDrained, announcePending, announceRegistration } from '../../temporal/registration-workflows.js';
+import type { DeviceIdentity } from '../../src/domain.js';
 import { stateQuery } from '../../workflows/registration-messages.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { startDevWorker, type DevWorker } from '../support/dev-worker.js';
@@ -40,14 +41,16 @@ afterAll(async () => {
   await db?.drop();
 });
 
-interface FcmDevice extends Device {
+interface FcmDevice extends DeviceIdentity {
   readonly token: string;
 }
 
 async function register(): Promise<FcmDevice> {
   const userId = await hostFixtures(db.pool).user();
   const device = { userId, deviceId: `phone-${userId}`, token: `budget-${userId}:APA91b${'x'.repeat(100)}` };
-  await db.pool.query(sql.unsafe`INSERT INTO push_registrations (user_id, device_id, transport, token) VALUES (${userId}, ${device.deviceId}, 'fcm', ${device.token})`);
+  await db.pool.query(
+    sql.unsafe`INSERT INTO push_registrations (user_id, device_id, transport, token) VALUES (${userId}, ${device.deviceId}, 'fcm', ${device.token})`,
+  );
   await announceRegistration(workers[0]!.client, taskQueue, device, 'fcm');
   return device;
 }
@@ -73,13 +76,17 @@ const requests = (device: FcmDevice) => google.fcm.received.filter((r) => r.toke
 /** Until the device got `count` wakes, or its workflow waits for the budget. */
 async function woken(device: FcmDevice, count: number): Promise<'woken' | 'held back'> {
   const handle = workers[0]!.client.workflow.getHandle(registrationWorkflowId(device.userId, device.deviceId));
-  return waitFor(`${device.deviceId}: wake ${count} or held back`, async () => {
-    if (requests(device).length >= count) return 'woken' as const;
-    return (await handle.query(stateQuery)).nextTimer?.reason === 'budget' ? ('held back' as const) : undefined;
-  }, 30_000);
+  return waitFor(
+    `${device.deviceId}: wake ${count} or held back`,
+    async () => {
+      if (requests(device).length >= count) return 'woken' as const;
+      return (await handle.query(stateQuery)).nextTimer?.reason === 'budget' ? ('held back' as const) : undefined;
+    },
+    30_000,
+  );
 }
 
-describe('two workers sharing each device\'s FCM budget', () => {
+describe("two workers sharing each device's FCM budget", () => {
   it('send no device more wakes than its budget: burst − reserve for chatter, the reserve for a DM, then nothing', async () => {
     const devices = await Promise.all(Array.from({ length: 6 }, () => register()));
     const outcomes = new Map<FcmDevice, string[]>(devices.map((d) => [d, []]));
@@ -105,7 +112,8 @@ describe('two workers sharing each device\'s FCM budget', () => {
     const identities = new Set<string>();
     for (const d of devices) {
       const history = await workers[0]!.client.workflow.getHandle(registrationWorkflowId(d.userId, d.deviceId)).fetchHistory();
-      for (const event of history.events ?? []) if (event.workflowTaskStartedEventAttributes?.identity) identities.add(event.workflowTaskStartedEventAttributes.identity);
+      for (const event of history.events ?? [])
+        if (event.workflowTaskStartedEventAttributes?.identity) identities.add(event.workflowTaskStartedEventAttributes.identity);
     }
     expect([...identities].sort()).toEqual(['worker-a', 'worker-b']);
   });

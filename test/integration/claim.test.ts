@@ -9,7 +9,7 @@ import { sql } from 'slonik';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createRegistrationActivities } from '../../activities/registration.js';
 import { createDatabasePool } from '../../src/db/pool.js';
-import { waitFor } from '../../src/dev/daemons.js';
+import { waitFor } from '../../devstack/daemons.js';
 import { createLogger } from '../../src/log.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 
@@ -133,7 +133,10 @@ describe('claimWake after a late delivery', () => {
     expect((await claimWake({ ...device, now: t0 })).status).toBe('claimed');
     // The send was retried for 20 minutes (our configuration was broken) and went out then.
     const wokenAt = t0 + 20 * 60_000;
-    expect(await claimWake({ ...device, now: wokenAt + minIntervalMs, wokenAt })).toMatchObject({ status: 'not-claimed', readyAt: wokenAt + rewakeAfterMs });
+    expect(await claimWake({ ...device, now: wokenAt + minIntervalMs, wokenAt })).toMatchObject({
+      status: 'not-claimed',
+      readyAt: wokenAt + rewakeAfterMs,
+    });
     expect((await claimWake({ ...device, now: wokenAt + rewakeAfterMs - 1, wokenAt })).status).toBe('not-claimed');
     expect((await claimWake({ ...device, now: wokenAt + rewakeAfterMs, wokenAt })).status).toBe('claimed');
   });
@@ -143,7 +146,9 @@ describe('claimWake and the back-off', () => {
   it('refuses while a back-off is in force, says until when, and claims from then on', async () => {
     await addPending(10, true);
     const until = t0 + 600_000;
-    await db.pool.query(sql.unsafe`UPDATE push_registrations SET backoff_until = ${new Date(until).toISOString()}, backoff_reason = 'UnifiedPush 429: rate limited' WHERE id = ${registrationId}`);
+    await db.pool.query(
+      sql.unsafe`UPDATE push_registrations SET backoff_until = ${new Date(until).toISOString()}, backoff_reason = 'UnifiedPush 429: rate limited' WHERE id = ${registrationId}`,
+    );
     expect(await claimWake({ ...device, now: t0 })).toMatchObject({
       status: 'not-claimed',
       readyAt: until,
@@ -190,7 +195,12 @@ describe('claimWake and the FCM budget', () => {
     expect(claims).toEqual(['claimed', 'claimed', 'claimed', 'not-claimed']);
     const held = await budgeted({ ...device, now: t0 + 3 * minIntervalMs });
     // tat = t0 + 3 refills; the next normal wake needs tat + refill − (burst − reserve) × refill.
-    expect(held).toMatchObject({ status: 'not-claimed', heldBack: 'budget', readyAt: t0 + budget.refillMs, control: { budget: { ...budget, tat: t0 + 3 * budget.refillMs } } });
+    expect(held).toMatchObject({
+      status: 'not-claimed',
+      heldBack: 'budget',
+      readyAt: t0 + budget.refillMs,
+      control: { budget: { ...budget, tat: t0 + 3 * budget.refillMs } },
+    });
     expect(await db.pool.oneFirst(sql.unsafe`SELECT count(*)::int FROM push_pending WHERE registration_id = ${registrationId}`)).toBe(1);
     // A DM pending: high priority may spend the reserve, at once.
     await addPending(20, true);
@@ -198,7 +208,11 @@ describe('claimWake and the FCM budget', () => {
     await drain();
     await addPending(20, true);
     // Now the bucket is empty for everyone until a refill.
-    expect(await budgeted({ ...device, now: t0 + 4 * minIntervalMs })).toMatchObject({ status: 'not-claimed', heldBack: 'budget', readyAt: t0 + budget.refillMs });
+    expect(await budgeted({ ...device, now: t0 + 4 * minIntervalMs })).toMatchObject({
+      status: 'not-claimed',
+      heldBack: 'budget',
+      readyAt: t0 + budget.refillMs,
+    });
     expect((await budgeted({ ...device, now: t0 + budget.refillMs - 1 })).status).toBe('not-claimed');
     expect((await budgeted({ ...device, now: t0 + budget.refillMs })).status).toBe('claimed');
   });
@@ -232,7 +246,7 @@ describe('claimWake and the FCM budget', () => {
     expect(tat.getTime()).toBe(t0 + 3 * rewakeAfterMs + budget.refillMs);
   });
 
-  it('is off with a burst of 0 (today\'s behaviour), and never applies to UnifiedPush', async () => {
+  it("is off with a burst of 0 (today's behaviour), and never applies to UnifiedPush", async () => {
     const unlimited = claimer({ burst: 0, refillMs: 180_000, dmReserve: 5 }).claimWake;
     await addPending(10, false);
     for (let i = 0; i < 30; i++) {
@@ -240,7 +254,9 @@ describe('claimWake and the FCM budget', () => {
       await drain();
       await addPending(10, false);
     }
-    await db.pool.query(sql.unsafe`UPDATE push_registrations SET transport = 'unifiedpush', token = 'https://up.example/x' WHERE id = ${registrationId}`);
+    await db.pool.query(
+      sql.unsafe`UPDATE push_registrations SET transport = 'unifiedpush', token = 'https://up.example/x' WHERE id = ${registrationId}`,
+    );
     for (let i = 30; i < 60; i++) {
       expect((await budgeted({ ...device, now: t0 + i * minIntervalMs })).status).toBe('claimed');
       await drain();
@@ -254,14 +270,15 @@ describe('claimWake and the FCM budget', () => {
     // slightly different workflow times (as two workflow tasks would), and the phone drains.
     const replicaPools = [await createDatabasePool(db.url, { maximumPoolSize: 4 }), await createDatabasePool(db.url, { maximumPoolSize: 4 })];
     try {
-      const replicas = replicaPools.map((pool) =>
-        createRegistrationActivities({
-          pool,
-          log: createLogger({ level: 'silent', name: 'test' }),
-          coalescing: { minIntervalMs, rewakeAfterMs },
-          fcmBudget: budget,
-          transports: { send: () => Promise.reject(new Error('not here')) },
-        }).claimWake,
+      const replicas = replicaPools.map(
+        (pool) =>
+          createRegistrationActivities({
+            pool,
+            log: createLogger({ level: 'silent', name: 'test' }),
+            coalescing: { minIntervalMs, rewakeAfterMs },
+            fcmBudget: budget,
+            transports: { send: () => Promise.reject(new Error('not here')) },
+          }).claimWake,
       );
       await addPending(10, false);
       const roundMs = minIntervalMs;
@@ -302,14 +319,20 @@ describe('claimWake concurrent with a drain (issue 13.6)', () => {
       await drainer.query('UPDATE push_registrations SET wake_outstanding = false WHERE id = $1', [registrationId]);
       await drainer.query('DELETE FROM push_pending WHERE registration_id = $1', [registrationId]);
       const claim = claimWake({ ...device, now: t0 });
-      await waitFor('the claim waiting for the drain\'s row lock', async () =>
-        (await db.pool.oneFirst(sql.unsafe`
+      await waitFor(
+        "the claim waiting for the drain's row lock",
+        async () =>
+          (await db.pool.oneFirst(sql.unsafe`
           SELECT count(*)::int FROM pg_stat_activity
           WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%push_registrations%'`)) === 1,
-      20_000);
+        20_000,
+      );
       await drainer.query('COMMIT');
       expect(await claim).toMatchObject({ status: 'not-claimed', observed: { outstanding: false, hasPending: false } });
-      expect(await db.pool.one(sql.unsafe`SELECT wake_outstanding, last_woken_at FROM push_registrations WHERE id = ${registrationId}`)).toEqual({ wake_outstanding: false, last_woken_at: null });
+      expect(await db.pool.one(sql.unsafe`SELECT wake_outstanding, last_woken_at FROM push_registrations WHERE id = ${registrationId}`)).toEqual({
+        wake_outstanding: false,
+        last_woken_at: null,
+      });
     } finally {
       await drainer.end();
     }

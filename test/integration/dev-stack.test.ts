@@ -1,6 +1,6 @@
 /**
  * `make up` with the caller's settings (issue 13, item 7): the built stack command
- * (`dist/src/dev/stack.js up`, what `make up` runs) into a private DEV_DIR on free ports,
+ * (`dist-tools/devstack/cli.js up`, what `make up` runs) into a private DEV_DIR on free ports,
  * with PUSH_MIN_INTERVAL_MS and one's own FCM project in the environment. Those are what the
  * processes run with and what `.dev/env` and the summary show; the local FCM stand-in is not
  * started. (The stack used to spread its own values over the caller's.)
@@ -10,16 +10,16 @@ import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { daemonPid } from '../../src/dev/daemons.js';
-import { removeCluster } from '../../src/dev/postgres.js';
-import { createServiceAccount } from '../../src/dev/stand-ins/google-oauth.js';
+import { daemonPid } from '../../devstack/daemons.js';
+import { removeCluster } from '../../devstack/postgres.js';
+import { createServiceAccount } from '../../devstack/stand-ins/google-oauth.js';
 import { projectRoot } from '../../src/paths.js';
 import { signDeviceToken } from '../support/jwt.js';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../devstack/ports.js';
 
 const run = promisify(execFile);
 const dir = path.join(projectRoot, '.dev', `stack-test-${process.pid}`);
-const stack = path.join(projectRoot, 'dist', 'src', 'dev', 'stack.js');
+const stack = path.join(projectRoot, 'dist-tools', 'devstack', 'cli.js');
 const credentials = createServiceAccount('my-firebase').keyFile('https://oauth2.example/token');
 let env: Record<string, string>;
 let output = '';
@@ -51,7 +51,9 @@ afterAll(async () => {
 function environOf(name: string): Map<string, string> {
   const pid = daemonPid(dir, name);
   if (pid === undefined) throw new Error(`${name} is not running`);
-  const entries = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter((e) => e.includes('='));
+  const entries = readFileSync(`/proc/${pid}/environ`, 'utf8')
+    .split('\0')
+    .filter((e) => e.includes('='));
   return new Map(entries.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
 }
 

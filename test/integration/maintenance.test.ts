@@ -7,16 +7,16 @@ import type { Client } from '@temporalio/client';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { waitFor } from '../../src/dev/daemons.js';
+import { waitFor } from '../../devstack/daemons.js';
 import { maintenanceWorkflowType, registrationWorkflowId } from '../../temporal/names.js';
 import type { MaintenanceInput } from '../../workflows/maintenance.js';
-import { announceRegistration } from '../../temporal/registrations.js';
+import { announceRegistration } from '../../temporal/registration-workflows.js';
 import { ensureMaintenanceSchedule } from '../../temporal/schedule.js';
 import type { MaintenanceReport } from '../../workflows/maintenance.js';
 import { stateQuery } from '../../workflows/registration-messages.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { startDevWorker, type DevWorker } from '../support/dev-worker.js';
-import { createDeviceKeys, startDistributor, type FakeDistributor } from '../support/fakes/distributor.js';
+import { createDeviceKeys, startDistributor, type FakeDistributor } from '../../simulator/distributor.js';
 import { hostFixtures } from '../support/host-fixtures.js';
 
 let db: TestDatabase;
@@ -32,7 +32,10 @@ beforeAll(async () => {
   client = worker.client;
 });
 afterAll(async () => {
-  await client?.schedule.getHandle(scheduleId).delete().catch(() => undefined);
+  await client?.schedule
+    .getHandle(scheduleId)
+    .delete()
+    .catch(() => undefined);
   await worker?.stop();
   await distributor?.close();
   await db?.drop();
@@ -88,11 +91,7 @@ async function runMaintenance(): Promise<MaintenanceReport> {
   const handle = client.schedule.getHandle(scheduleId);
   const before = (await handle.describe()).info.recentActions.length;
   await handle.trigger();
-  const action = await waitFor(
-    'the triggered maintenance run',
-    async () => (await handle.describe()).info.recentActions.at(before)?.action,
-    30_000,
-  );
+  const action = await waitFor('the triggered maintenance run', async () => (await handle.describe()).info.recentActions.at(before)?.action, 30_000);
   return client.workflow.getHandle(action.workflow.workflowId, action.workflow.firstExecutionRunId).result();
 }
 
@@ -109,10 +108,14 @@ async function registeredAndIdle(session: Session = 'live'): Promise<Seeded> {
   const device = await seedDevice(session);
   await announceRegistration(client, worker.taskQueue, device, 'unifiedpush');
   const handle = client.workflow.getHandle(registrationWorkflowId(device.userId, device.deviceId));
-  await waitFor('an idle registration workflow', async () => {
-    const state = await handle.query(stateQuery);
-    return state.nextTimer === null && !state.checkRequested;
-  }, 20_000);
+  await waitFor(
+    'an idle registration workflow',
+    async () => {
+      const state = await handle.query(stateQuery);
+      return state.nextTimer === null && !state.checkRequested;
+    },
+    20_000,
+  );
   return device;
 }
 
@@ -141,7 +144,11 @@ describe('push-maintenance schedule', () => {
     for (const device of withWorkflows) await announceRegistration(client, worker.taskQueue, device, 'unifiedpush');
     for (const device of withWorkflows) {
       const handle = client.workflow.getHandle(registrationWorkflowId(device.userId, device.deviceId));
-      await waitFor('an idle registration workflow', async () => (await handle.query(stateQuery)).nextTimer === null && !(await handle.query(stateQuery)).checkRequested, 20_000);
+      await waitFor(
+        'an idle registration workflow',
+        async () => (await handle.query(stateQuery)).nextTimer === null && !(await handle.query(stateQuery)).checkRequested,
+        20_000,
+      );
     }
     // Pending rows written behind the workflows' backs (as if their signals were lost).
     await addPending(oldPending, 1, { firstMinutesAgo: 8 * 24 * 60, lastMinutesAgo: 8 * 24 * 60 });
@@ -227,7 +234,10 @@ describe('push-maintenance schedule', () => {
   it('walks the running workflows page by page across runs, and a later run finishes what an earlier one left', async () => {
     const orphans = await Promise.all(Array.from({ length: 5 }, () => registeredAndIdle()));
     await db.pool.query(sql.unsafe`
-      DELETE FROM push_registrations WHERE user_id = ANY(${sql.array(orphans.map((o) => o.userId), 'int8')})`);
+      DELETE FROM push_registrations WHERE user_id = ANY(${sql.array(
+        orphans.map((o) => o.userId),
+        'int8',
+      )})`);
     const running = async () => (await Promise.all(orphans.map(workflowStatus))).filter((s) => s === 'RUNNING').length;
     // One page of three workflows per run: the newest first, the position kept in PostgreSQL.
     const budget: MaintenanceInput = { only: ['orphanWorkflows'], windowSize: 3, windowsPerSlice: 1, slicesPerStep: 1 };

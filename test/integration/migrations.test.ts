@@ -36,7 +36,10 @@ async function columns(database: TestDatabase, table: string): Promise<Record<st
 describe('migrations', () => {
   it('000022 creates push_registrations and push_pending as design §2 and drops device_tokens', async () => {
     db = await freshDatabase({ migrated: false });
-    await migrateUp(db.url, all.filter((m) => m.version <= 22));
+    await migrateUp(
+      db.url,
+      all.filter((m) => m.version <= 22),
+    );
     const names = await tables(db);
     expect(names).toContain('push_registrations');
     expect(names).toContain('push_pending');
@@ -82,28 +85,47 @@ describe('migrations', () => {
     expect(await db.pool.oneFirst(sql.unsafe`SELECT count(*)::int FROM push_pending`)).toBe(0);
     // Keys: both or neither, UnifiedPush only, exact sizes.
     await expect(
-      db.pool.query(sql.unsafe`INSERT INTO push_registrations (user_id, device_id, transport, token, up_p256dh) VALUES (1, 'x', 'unifiedpush', 'u', ${sql.binary(Buffer.alloc(65))})`),
+      db.pool.query(
+        sql.unsafe`INSERT INTO push_registrations (user_id, device_id, transport, token, up_p256dh) VALUES (1, 'x', 'unifiedpush', 'u', ${sql.binary(Buffer.alloc(65))})`,
+      ),
     ).rejects.toMatchObject({ constraint: 'push_registrations_keys_together' });
     await expect(
-      db.pool.query(sql.unsafe`INSERT INTO push_registrations (user_id, device_id, transport, token, up_p256dh, up_auth) VALUES (1, 'x', 'fcm', 'u', ${sql.binary(Buffer.alloc(65))}, ${sql.binary(Buffer.alloc(16))})`),
+      db.pool.query(
+        sql.unsafe`INSERT INTO push_registrations (user_id, device_id, transport, token, up_p256dh, up_auth) VALUES (1, 'x', 'fcm', 'u', ${sql.binary(Buffer.alloc(65))}, ${sql.binary(Buffer.alloc(16))})`,
+      ),
     ).rejects.toMatchObject({ constraint: 'push_registrations_keys_unifiedpush_only' });
   });
 
   it('goes up, all the way down, and up again to the same schema', async () => {
     db = await freshDatabase({ migrated: false });
     const first = await migrateUp(db.url, all);
-    expect(first.applied).toEqual(['000001_host_standin', '000022_push_notifications', '000023_push_bookkeeping', '000024_push_delivery_control', '000025_maintenance_cursors_rate_limit']);
+    expect(first.applied).toEqual([
+      '000001_host_standin',
+      '000022_push_notifications',
+      '000023_push_bookkeeping',
+      '000024_push_delivery_control',
+      '000025_maintenance_cursors_rate_limit',
+    ]);
     const schema = { tables: await tables(db), pending: await columns(db, 'push_pending') };
 
     const down = await migrateDown(db.url, all, 4);
-    expect(down).toMatchObject({ from: 25, to: 1, applied: ['000025_maintenance_cursors_rate_limit', '000024_push_delivery_control', '000023_push_bookkeeping', '000022_push_notifications'] });
+    expect(down).toMatchObject({
+      from: 25,
+      to: 1,
+      applied: ['000025_maintenance_cursors_rate_limit', '000024_push_delivery_control', '000023_push_bookkeeping', '000022_push_notifications'],
+    });
     const afterDown = await tables(db);
     expect(afterDown).toContain('device_tokens');
     expect(afterDown).not.toContain('push_registrations');
     expect(afterDown).not.toContain('push_pending');
 
     const again = await migrateUp(db.url, all);
-    expect(again.applied).toEqual(['000022_push_notifications', '000023_push_bookkeeping', '000024_push_delivery_control', '000025_maintenance_cursors_rate_limit']);
+    expect(again.applied).toEqual([
+      '000022_push_notifications',
+      '000023_push_bookkeeping',
+      '000024_push_delivery_control',
+      '000025_maintenance_cursors_rate_limit',
+    ]);
     expect({ tables: await tables(db), pending: await columns(db, 'push_pending') }).toEqual(schema);
   });
 
@@ -111,7 +133,13 @@ describe('migrations', () => {
     db = await freshDatabase({ migrated: false });
     const results = await Promise.all(Array.from({ length: 4 }, () => migrateUp(db!.url, all)));
     const applied = results.flatMap((r) => r.applied);
-    expect(applied.sort()).toEqual(['000001_host_standin', '000022_push_notifications', '000023_push_bookkeeping', '000024_push_delivery_control', '000025_maintenance_cursors_rate_limit']);
+    expect(applied.sort()).toEqual([
+      '000001_host_standin',
+      '000022_push_notifications',
+      '000023_push_bookkeeping',
+      '000024_push_delivery_control',
+      '000025_maintenance_cursors_rate_limit',
+    ]);
     expect(results.every((r) => r.to === 25)).toBe(true);
     expect((await migrateUp(db.url, all)).applied).toEqual([]);
     expect(await db.pool.any(sql.unsafe`SELECT version::int, dirty FROM schema_migrations`)).toEqual([{ version: 25, dirty: false }]);
@@ -119,7 +147,10 @@ describe('migrations', () => {
 
   it('leaves the previous version in place when a migration fails', async () => {
     db = await freshDatabase({ migrated: false });
-    const broken = [...all.filter((m) => m.version <= 22), { version: 23, name: 'broken', up: 'CREATE TABLE ok_part (x int); SELECT nope FROM nowhere;', down: undefined }];
+    const broken = [
+      ...all.filter((m) => m.version <= 22),
+      { version: 23, name: 'broken', up: 'CREATE TABLE ok_part (x int); SELECT nope FROM nowhere;', down: undefined },
+    ];
     await expect(migrateUp(db.url, broken)).rejects.toThrow(/nowhere/);
     expect(await tables(db)).not.toContain('ok_part');
     expect(await db.pool.oneFirst(sql.unsafe`SELECT version::int FROM schema_migrations`)).toBe(22);

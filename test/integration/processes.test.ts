@@ -5,7 +5,7 @@
 import { createServer, connect, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../devstack/ports.js';
 import { serviceEnv, startProcess, waitReady } from '../support/processes.js';
 
 let db: TestDatabase;
@@ -34,7 +34,11 @@ describe('api, worker and bridge on real PostgreSQL, NATS and Temporal', () => {
       for (const { process, url } of Object.values(processes)) await waitReady(url, process);
       const readiness = await (await fetch(`${processes.api.url}/readyz`)).json();
       expect(readiness).toEqual({ status: 'ready', checks: { postgres: 'ok', temporal: 'ok' } });
-      expect(((await fetch(`${processes.bridge.url}/readyz`).then((r) => r.json())) as { checks: unknown }).checks).toEqual({ postgres: 'ok', nats: 'ok', temporal: 'ok' });
+      expect(((await fetch(`${processes.bridge.url}/readyz`).then((r) => r.json())) as { checks: unknown }).checks).toEqual({
+        postgres: 'ok',
+        nats: 'ok',
+        temporal: 'ok',
+      });
       expect(await (await fetch(`${processes.api.url}/healthz`)).json()).toEqual({ status: 'ok' });
       const metrics = await (await fetch(`${processes.worker.url}/metrics`)).text();
       expect(metrics).toContain('process_cpu_user_seconds_total');
@@ -53,7 +57,7 @@ describe('api, worker and bridge on real PostgreSQL, NATS and Temporal', () => {
     let temporalArrives: Server | undefined;
     try {
       const url = `http://127.0.0.1:${port}`;
-      const { waitFor } = await import('../../src/dev/daemons.js');
+      const { waitFor } = await import('../../devstack/daemons.js');
       await waitFor('api /healthz', async () => (await fetch(`${url}/healthz`).catch(() => undefined))?.status === 200, 30_000);
       const response = await fetch(`${url}/readyz`);
       expect(response.status).toBe(503);

@@ -6,12 +6,13 @@
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { waitFor } from '../../src/dev/daemons.js';
+import { waitFor } from '../../devstack/daemons.js';
 import { registrationWorkflowId } from '../../temporal/names.js';
-import { announceDrained, announcePending, announceRegistration, type Device } from '../../temporal/registrations.js';
+import { announceDrained, announcePending, announceRegistration } from '../../temporal/registration-workflows.js';
+import type { DeviceIdentity } from '../../src/domain.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { startDevWorker, type DevWorker } from '../support/dev-worker.js';
-import { createDeviceKeys, startDistributor, type FakeDistributor } from '../support/fakes/distributor.js';
+import { createDeviceKeys, startDistributor, type FakeDistributor } from '../../simulator/distributor.js';
 import { hostFixtures } from '../support/host-fixtures.js';
 
 // Short intervals so rounds take seconds of real time on the dev server.
@@ -25,10 +26,7 @@ let workers: DevWorker[];
 beforeAll(async () => {
   db = await freshDatabase();
   distributor = await startDistributor();
-  workers = [
-    await startDevWorker(db, { taskQueue, identity: 'worker-a', env }),
-    await startDevWorker(db, { taskQueue, identity: 'worker-b', env }),
-  ];
+  workers = [await startDevWorker(db, { taskQueue, identity: 'worker-a', env }), await startDevWorker(db, { taskQueue, identity: 'worker-b', env })];
 });
 afterAll(async () => {
   for (const worker of workers ?? []) await worker.stop().catch(() => undefined);
@@ -36,7 +34,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-interface TestDevice extends Device {
+interface TestDevice extends DeviceIdentity {
   readonly endpoint: string;
 }
 
@@ -109,8 +107,10 @@ describe('two workers on one task queue', () => {
   });
 
   it('shared the work: both workers completed workflow tasks', async () => {
-    const devices = (await db.pool.any(sql.type(z.object({ user_id: z.string(), device_id: z.string() }))`
-      SELECT user_id, device_id FROM push_registrations`)).slice(0, 16);
+    const devices = (
+      await db.pool.any(sql.type(z.object({ user_id: z.string(), device_id: z.string() }))`
+      SELECT user_id, device_id FROM push_registrations`)
+    ).slice(0, 16);
     const identities = new Set<string>();
     for (const row of devices) {
       const history = await workers[0]!.client.workflow.getHandle(registrationWorkflowId(row.user_id, row.device_id)).fetchHistory();

@@ -10,12 +10,14 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { wakes } from '../../activities/metrics.js';
 import { createRegistrationActivities, maxConsecutiveFailures, misconfiguredRetryMs } from '../../activities/registration.js';
 import { upsertRegistration } from '../../src/api/registration-store.js';
 import { createDatabasePool } from '../../src/db/pool.js';
 import { createLogger } from '../../src/log.js';
 import type { WakeOutcome, WakeSender } from '../../src/transports/types.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
+import type { TransportName } from '../../src/domain.js';
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -68,7 +70,10 @@ const t0 = Date.parse('2026-12-01T10:00:00.000Z');
 let nextDevice = 1;
 
 /** A registration whose wake was just claimed at t0 (outstanding), with a pending row. */
-async function claimed(transport: 'fcm' | 'unifiedpush' = 'unifiedpush', extra: { failures?: number; budgetTat?: number } = {}): Promise<{ id: string; deviceId: string }> {
+async function claimed(
+  transport: TransportName = 'unifiedpush',
+  extra: { failures?: number; budgetTat?: number } = {},
+): Promise<{ id: string; deviceId: string }> {
   const deviceId = `claimed-${nextDevice++}`;
   const token = transport === 'fcm' ? `fcm-token-${deviceId}` : `https://up.example/${deviceId}`;
   const id = await db.pool.oneFirst(sql.type(z.object({ id: z.string() }))`
@@ -102,11 +107,18 @@ const send = (activities: ReturnType<typeof activitiesWith>, device: { id: strin
   activities.sendWake({ registrationId: device.id, userId: '1', deviceId: device.deviceId, priority: 'normal', now });
 
 describe('sendWake when the wake did not go through', () => {
-  it('releases the claim, counts an endpoint\'s own failure, and backs off on a growing scale', async () => {
+  it("releases the claim, counts an endpoint's own failure, and backs off on a growing scale", async () => {
     const device = await claimed();
     const failing = answering({ kind: 'retry', reason: 'UnifiedPush 503', cause: 'failed', counts: true });
     expect(await send(failing, device)).toEqual({ outcome: 'deferred', reason: 'UnifiedPush 503', until: t0 + 10_000 });
-    expect(await state(device.id)).toMatchObject({ wake_outstanding: false, failures: 1, backoff_count: 1, backoff_reason: 'UnifiedPush 503', backoff_origin: null, backoff_until: new Date(t0 + 10_000) });
+    expect(await state(device.id)).toMatchObject({
+      wake_outstanding: false,
+      failures: 1,
+      backoff_count: 1,
+      backoff_reason: 'UnifiedPush 503',
+      backoff_origin: null,
+      backoff_until: new Date(t0 + 10_000),
+    });
     expect(await send(failing, device, t0 + 60_000)).toMatchObject({ until: t0 + 60_000 + 20_000 });
     expect(await send(failing, device, t0 + 120_000)).toMatchObject({ until: t0 + 120_000 + 40_000 });
     // A Retry-After asks for at least its delay.
@@ -124,8 +136,15 @@ describe('sendWake when the wake did not go through', () => {
 
   it('never counts a rate limit, and waits exactly its Retry-After (or a growing back-off from a minute)', async () => {
     const device = await claimed('unifiedpush', { failures: 9 });
-    const limited = answering({ kind: 'retry', reason: 'UnifiedPush 429: rate limited', cause: 'rate-limited', counts: false, retryAfterMs: 600_000 });
-    for (let i = 0; i < 12; i++) expect(await send(limited, device, t0 + i * 600_000)).toMatchObject({ outcome: 'deferred', until: t0 + (i + 1) * 600_000 });
+    const limited = answering({
+      kind: 'retry',
+      reason: 'UnifiedPush 429: rate limited',
+      cause: 'rate-limited',
+      counts: false,
+      retryAfterMs: 600_000,
+    });
+    for (let i = 0; i < 12; i++)
+      expect(await send(limited, device, t0 + i * 600_000)).toMatchObject({ outcome: 'deferred', until: t0 + (i + 1) * 600_000 });
     expect(await state(device.id)).toMatchObject({ failures: 9, backoff_count: 12 });
     const other = await claimed();
     const noRetryAfter = answering({ kind: 'retry', reason: 'UnifiedPush 429: rate limited', cause: 'rate-limited', counts: false });
@@ -137,7 +156,13 @@ describe('sendWake when the wake did not go through', () => {
 
   it('remembers the origin of an outage, so that its end wakes the device, and counts nothing', async () => {
     const device = await claimed();
-    const held = answering({ kind: 'retry', reason: 'unifiedpush outage: held back', cause: 'outage', counts: false, outage: 'unifiedpush https://up.example' });
+    const held = answering({
+      kind: 'retry',
+      reason: 'unifiedpush outage: held back',
+      cause: 'outage',
+      counts: false,
+      outage: 'unifiedpush https://up.example',
+    });
     expect(await send(held, device)).toMatchObject({ outcome: 'deferred', until: t0 + 30_000 });
     expect(await state(device.id)).toMatchObject({ failures: 0, backoff_origin: 'unifiedpush https://up.example', wake_outstanding: false });
   });
@@ -159,7 +184,9 @@ describe('sendWake when the wake did not go through', () => {
 describe('sendWake on a configuration error of ours', () => {
   it('fails the activity with a long retry, keeps the claim and counts nothing', async () => {
     const device = await claimed('fcm', { failures: 2 });
-    const error = await send(answering({ kind: 'config-error', reason: 'FCM disabled: no FCM_CREDENTIALS_JSON on this worker' }), device).catch((e: unknown) => e);
+    const error = await send(answering({ kind: 'config-error', reason: 'FCM disabled: no FCM_CREDENTIALS_JSON on this worker' }), device).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(ApplicationFailure);
     expect(error).toMatchObject({ type: 'TransportMisconfigured', nonRetryable: false, nextRetryDelay: misconfiguredRetryMs });
     expect(await state(device.id)).toMatchObject({ wake_outstanding: true, failures: 2, backoff_until: null });
@@ -174,6 +201,24 @@ describe('re-registration and the back-off', () => {
     await upsertRegistration(db.pool, identity, { transport: 'fcm', token: `fcm-token-${device.deviceId}` });
     expect(await state(device.id)).toMatchObject({ backoff_until: new Date(t0 + 60_000), backoff_count: 1, fcm_budget_tat: new Date(t0 + 180_000) });
     await upsertRegistration(db.pool, identity, { transport: 'fcm', token: 'a-rotated-token' });
-    expect(await state(device.id)).toMatchObject({ backoff_until: null, backoff_count: 0, backoff_reason: null, fcm_budget_tat: new Date(t0 + 180_000) });
+    expect(await state(device.id)).toMatchObject({
+      backoff_until: null,
+      backoff_count: 0,
+      backoff_reason: null,
+      fcm_budget_tat: new Date(t0 + 180_000),
+    });
+  });
+});
+
+describe('counting a wake', () => {
+  it('counts each wake once, by transport, priority and outcome (push_wakes_total)', async () => {
+    const device = await claimed('unifiedpush');
+    const count = async (outcome: string) =>
+      (await wakes.get()).values.find((v) => v.labels.transport === 'unifiedpush' && v.labels.priority === 'high' && v.labels.outcome === outcome)
+        ?.value ?? 0;
+    const before = await count('dead');
+    const { sendWake } = activitiesWith(db.pool, async () => ({ kind: 'dead', reason: 'UnifiedPush 404: endpoint gone' }));
+    await sendWake({ registrationId: device.id, userId: '1', deviceId: device.deviceId, priority: 'high', now: t0 + 1_000 });
+    expect(await count('dead')).toBe(before + 1);
   });
 });

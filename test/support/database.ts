@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
 import { sql } from 'slonik';
 import { createDatabasePool, type DatabasePool } from '../../src/db/pool.js';
-import { ensureDatabase } from '../../src/dev/services.js';
+import { ensureDatabase } from '../../devstack/services.js';
 import './provided.js';
 
 export interface TestDatabase {

@@ -46,7 +46,15 @@ export async function startDevWorker(
     connection,
     namespace: 'default',
     taskQueue: options.taskQueue,
-    activities: createActivities({ pool: db.pool, log, coalescing: config.coalescing, fcmBudget: config.fcmBudget, transports, temporal: client, taskQueue: options.taskQueue }),
+    activities: createActivities({
+      pool: db.pool,
+      log,
+      coalescing: config.coalescing,
+      fcmBudget: config.fcmBudget,
+      transports,
+      temporal: client,
+      taskQueue: options.taskQueue,
+    }),
     overrides: { ...(options.identity === undefined ? {} : { identity: options.identity }), maxCachedWorkflows: 100, shutdownGraceTime: '2s' },
   });
   const health = startTransportHealth({ pool: db.pool, transports, temporal: client, taskQueue: options.taskQueue, log, intervalMs: 1_000 });

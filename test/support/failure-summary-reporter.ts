@@ -5,7 +5,10 @@
  */
 import type { Reporter, TestModule } from 'vitest/node';
 
-const firstLine = (message: unknown) => String(message ?? '').split('\n')[0]!.slice(0, 240);
+const firstLine = (message: unknown) =>
+  String(message ?? '')
+    .split('\n')[0]!
+    .slice(0, 240);
 
 export default class FailureSummaryReporter implements Reporter {
   onTestRunEnd(testModules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<unknown>): void {

@@ -21,16 +21,17 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { migrateUp } from '../../src/db/migrate.js';
 import { serviceMigrations } from '../../src/db/migrations.js';
-import { daemonPid, isAlive, logFile, startDaemon, stopDaemon, waitFor } from '../../src/dev/daemons.js';
-import { natsDaemon, startNats } from '../../src/dev/nats.js';
-import { startPostgres, stopPostgres, removeCluster } from '../../src/dev/postgres.js';
-import { ensureDatabase, startBackingServices, stopEverything, type BackingServices, type TemporalEngine } from '../../src/dev/services.js';
-import { startTemporalDevServer, temporalDaemon } from '../../src/dev/temporal.js';
-import { startTemporalServer, temporalServerDaemon } from '../../src/dev/temporal-server.js';
-import { findBinaries, findTemporalServer, type Binaries } from '../../src/dev/tools.js';
+import { assembleStackEnvironment } from '../../devstack/environment.js';
+import { daemonPid, isAlive, logFile, startDaemon, stopDaemon, waitFor } from '../../devstack/daemons.js';
+import { natsDaemon, startNats } from '../../devstack/nats.js';
+import { startPostgres, stopPostgres, removeCluster } from '../../devstack/postgres.js';
+import { ensureDatabase, startBackingServices, stopEverything, type BackingServices, type TemporalEngine } from '../../devstack/services.js';
+import { startTemporalDevServer, temporalDaemon } from '../../devstack/temporal.js';
+import { startTemporalServer, temporalServerDaemon } from '../../devstack/temporal-server.js';
+import { findBinaries, findTemporalServer, type Binaries } from '../../devstack/tools.js';
 import { projectRoot } from '../../src/paths.js';
 import { testJwtSecret } from './jwt.js';
-import { freePort } from './ports.js';
+import { freePort } from '../../devstack/ports.js';
 import { cleanStaleTestRuns } from './stale-runs.js';
 
 export type AppKind = 'api' | 'worker' | 'bridge';
@@ -47,7 +48,7 @@ export interface AppProcess {
 export interface FaultStackOptions {
   /** Replicas of each process. */
   readonly apps: Readonly<Record<AppKind, number>>;
-  /** Extra environment of every app (PUSH_*, LOG_LEVEL…). */
+  /** Service variables of every app (PUSH_*, LOG_LEVEL…): they win over the stack's. */
   readonly env?: Readonly<Record<string, string>>;
   /** The dev server (default), or the real Temporal server with mTLS (the cluster tier). */
   readonly temporal?: TemporalEngine;
@@ -109,20 +110,22 @@ export async function startFaultStack(options: FaultStackOptions): Promise<Fault
         const port = await freePort();
         const name = `${kind}-${i}`;
         const portVariable = { api: 'PORT', worker: 'WORKER_METRICS_PORT', bridge: 'BRIDGE_METRICS_PORT' }[kind];
-        env.set(name, {
-          PATH: '/usr/local/bin:/usr/bin:/bin',
-          // Names the process in pg_stat_activity (and lets the faults tier tell which worker claimed).
-          DATABASE_URL: `${databaseUrl}?application_name=${name}`,
-          NATS_URL: services.natsUrl,
-          TEMPORAL_ADDRESS: services.temporalAddress,
-          ...services.temporalEnv,
-          TEMPORAL_TASK_QUEUE: taskQueue,
-          JWT_SECRET: testJwtSecret,
-          HOST: '127.0.0.1',
-          WORKER_SDK_METRICS_PORT: '0',
-          ...options.env,
-          [portVariable]: String(port),
+        // The dev stack's rule (devstack/environment.ts): the caller's settings win, the stack's fill the rest.
+        const inForce = assembleStackEnvironment(options.env ?? {}, {
+          env: {
+            // Names the process in pg_stat_activity (and lets the faults tier tell which worker claimed).
+            DATABASE_URL: `${databaseUrl}?application_name=${name}`,
+            NATS_URL: services.natsUrl,
+            TEMPORAL_ADDRESS: services.temporalAddress,
+            ...services.temporalEnv,
+            TEMPORAL_TASK_QUEUE: taskQueue,
+            JWT_SECRET: testJwtSecret,
+            HOST: '127.0.0.1',
+            WORKER_SDK_METRICS_PORT: '0',
+          },
+          fcmStandIn: {},
         });
+        env.set(name, { PATH: '/usr/local/bin:/usr/bin:/bin', ...inForce.env, [portVariable]: String(port) });
         apps.push({ name, kind, url: `http://127.0.0.1:${port}` });
       }
     }
@@ -132,7 +135,13 @@ export async function startFaultStack(options: FaultStackOptions): Promise<Fault
       return found;
     };
     const launch = (name: string) =>
-      startDaemon(dir, { name, command: process.execPath, args: [path.join(projectRoot, 'dist', 'src', 'bin', `${app(name).kind}.js`)], env: env.get(name)!, cwd: projectRoot });
+      startDaemon(dir, {
+        name,
+        command: process.execPath,
+        args: [path.join(projectRoot, 'dist', 'src', 'bin', `${app(name).kind}.js`)],
+        env: env.get(name)!,
+        cwd: projectRoot,
+      });
     const waitReady = async (name: string, timeoutMs = 60_000) => {
       const { url } = app(name);
       await waitFor(
@@ -191,17 +200,30 @@ export async function startFaultStack(options: FaultStackOptions): Promise<Fault
 
 async function startService(
   service: BackingService,
-  { dir, binaries, ports, engine }: { dir: string; binaries: Binaries; ports: { postgres: number; nats: number; temporal: number }; engine: TemporalEngine },
+  {
+    dir,
+    binaries,
+    ports,
+    engine,
+  }: { dir: string; binaries: Binaries; ports: { postgres: number; nats: number; temporal: number }; engine: TemporalEngine },
 ): Promise<void> {
   // The same data directory and port: what was durable before the stop is there again.
   if (service === 'postgres') await startPostgres({ pgBin: binaries.pgBin, dir, port: ports.postgres, fast: true });
   else if (service === 'nats') await startNats({ natsServer: binaries.natsServer, dir, port: ports.nats });
   else if (engine === 'server') {
-    await startTemporalServer({ binaries: findTemporalServer(), dir, postgres: { host: '127.0.0.1', port: ports.postgres, user: 'postgres' }, port: ports.temporal });
+    await startTemporalServer({
+      binaries: findTemporalServer(),
+      dir,
+      postgres: { host: '127.0.0.1', port: ports.postgres, user: 'postgres' },
+      port: ports.temporal,
+    });
   } else await startTemporalDevServer({ temporal: binaries.temporal, dir, port: ports.temporal, uiPort: undefined });
 }
 
 function tail(file: string, lines: number): string {
   if (!existsSync(file)) return `(no ${path.basename(file)})`;
-  return readFileSync(file, 'utf8').split('\n').slice(-lines - 1).join('\n');
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .slice(-lines - 1)
+    .join('\n');
 }

@@ -8,11 +8,11 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { migrateUp } from '../../src/db/migrate.js';
 import { serviceMigrations } from '../../src/db/migrations.js';
-import { startPostgres, stopPostgres, removeCluster } from '../../src/dev/postgres.js';
-import { ensureDatabase } from '../../src/dev/services.js';
-import { findBinaries } from '../../src/dev/tools.js';
+import { startPostgres, stopPostgres, removeCluster } from '../../devstack/postgres.js';
+import { ensureDatabase } from '../../devstack/services.js';
+import { findBinaries } from '../../devstack/tools.js';
 import { projectRoot } from '../../src/paths.js';
-import { freePort } from './ports.js';
+import { freePort } from '../../devstack/ports.js';
 import { cleanStaleTestRuns } from './stale-runs.js';
 import './provided.js';
 

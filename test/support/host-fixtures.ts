@@ -19,6 +19,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { sql, type DatabasePool, type DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
 import type { ChannelType, HostData } from '../../src/permissions/host-data.js';
+import type { TransportName } from '../../src/domain.js';
 
 /** Unique decimal snowflakes: a random 40-bit prefix per process, then a counter. */
 export const nextId: () => string = (() => {
@@ -31,7 +32,7 @@ export interface Registration {
   readonly id: string;
   readonly userId: string;
   readonly deviceId: string;
-  readonly transport: 'fcm' | 'unifiedpush';
+  readonly transport: TransportName;
   readonly token: string;
 }
 
@@ -51,7 +52,7 @@ export interface HostFixtures {
   overwrite(channelId: string, target: OverwriteTarget, bits: { allow?: bigint; deny?: bigint }): Promise<void>;
   /** A live mute by default; `until` in the past makes an expired one, `muted: false` an unmute. */
   mute(userId: string, scope: MuteScope, options?: { until?: Date | null; muted?: boolean }): Promise<void>;
-  registration(userId: string, options?: { deviceId?: string; transport?: 'fcm' | 'unifiedpush' }): Promise<Registration>;
+  registration(userId: string, options?: { deviceId?: string; transport?: TransportName }): Promise<Registration>;
   /** Inserts a whole `HostData` in one statement per table; users are created as referenced. */
   seed(data: HostData): Promise<void>;
 }
@@ -84,7 +85,9 @@ export function hostFixtures(pool: DatabasePool): HostFixtures {
     },
     async role(serverId, { permissions = 0n, position = 1 } = {}) {
       const id = nextId();
-      await pool.query(sql.unsafe`INSERT INTO roles (id, server_id, permissions, position) VALUES (${id}, ${serverId}, ${permissions.toString()}, ${position})`);
+      await pool.query(
+        sql.unsafe`INSERT INTO roles (id, server_id, permissions, position) VALUES (${id}, ${serverId}, ${permissions.toString()}, ${position})`,
+      );
       return id;
     },
     member,
@@ -114,7 +117,8 @@ export function hostFixtures(pool: DatabasePool): HostFixtures {
         ON CONFLICT (user_id, scope_type, scope_id) DO UPDATE SET muted = EXCLUDED.muted, mute_until = EXCLUDED.mute_until`);
     },
     async registration(userId, { deviceId = `device-${randomBytes(4).toString('hex')}`, transport = 'fcm' } = {}) {
-      const token = transport === 'fcm' ? `fcm-token-${randomBytes(12).toString('hex')}` : `https://ntfy.example/up/${randomBytes(12).toString('hex')}`;
+      const token =
+        transport === 'fcm' ? `fcm-token-${randomBytes(12).toString('hex')}` : `https://ntfy.example/up/${randomBytes(12).toString('hex')}`;
       const id = await pool.oneFirst(sql.type(z.object({ id: z.string() }))`
         INSERT INTO push_registrations (user_id, device_id, transport, token)
         VALUES (${userId}, ${deviceId}, ${transport}, ${token}) RETURNING id`);
@@ -134,13 +138,48 @@ async function seedHost(pool: DatabasePool, data: HostData): Promise<void> {
   const mask = (bits: bigint) => bits.toString();
   await pool.transaction(async (tx) => {
     const insert = tableInserter(tx);
-    await insert('users', ['id', 'username'], ['int8', 'text'], [...userIds].map((id) => [id, `user-${id}`]));
-    await insert('servers', ['id', 'owner_id'], ['int8', 'int8'], data.servers.map((s) => [s.id, s.ownerId]));
-    await insert('server_members', ['server_id', 'user_id'], ['int8', 'int8'], data.serverMembers.map((m) => [m.serverId, m.userId]));
-    await insert('roles', ['id', 'server_id', 'permissions', 'position'], ['int8', 'int8', 'int8', 'int4'], data.roles.map((r) => [r.id, r.serverId, mask(r.permissions), r.position]));
-    await insert('member_roles', ['server_id', 'user_id', 'role_id'], ['int8', 'int8', 'int8'], data.memberRoles.map((m) => [m.serverId, m.userId, m.roleId]));
-    await insert('channels', ['id', 'server_id', 'type'], ['int8', 'int8', 'text'], data.channels.map((c) => [c.id, c.serverId, c.type]));
-    await insert('channel_members', ['channel_id', 'user_id'], ['int8', 'int8'], data.channelMembers.map((m) => [m.channelId, m.userId]));
+    await insert(
+      'users',
+      ['id', 'username'],
+      ['int8', 'text'],
+      [...userIds].map((id) => [id, `user-${id}`]),
+    );
+    await insert(
+      'servers',
+      ['id', 'owner_id'],
+      ['int8', 'int8'],
+      data.servers.map((s) => [s.id, s.ownerId]),
+    );
+    await insert(
+      'server_members',
+      ['server_id', 'user_id'],
+      ['int8', 'int8'],
+      data.serverMembers.map((m) => [m.serverId, m.userId]),
+    );
+    await insert(
+      'roles',
+      ['id', 'server_id', 'permissions', 'position'],
+      ['int8', 'int8', 'int8', 'int4'],
+      data.roles.map((r) => [r.id, r.serverId, mask(r.permissions), r.position]),
+    );
+    await insert(
+      'member_roles',
+      ['server_id', 'user_id', 'role_id'],
+      ['int8', 'int8', 'int8'],
+      data.memberRoles.map((m) => [m.serverId, m.userId, m.roleId]),
+    );
+    await insert(
+      'channels',
+      ['id', 'server_id', 'type'],
+      ['int8', 'int8', 'text'],
+      data.channels.map((c) => [c.id, c.serverId, c.type]),
+    );
+    await insert(
+      'channel_members',
+      ['channel_id', 'user_id'],
+      ['int8', 'int8'],
+      data.channelMembers.map((m) => [m.channelId, m.userId]),
+    );
     await insert(
       'permission_overwrites',
       ['channel_id', 'target_type', 'target_id', 'allow', 'deny'],
@@ -160,7 +199,10 @@ function tableInserter(tx: DatabaseTransactionConnection) {
   return async (table: string, columns: readonly string[], types: string[], rows: readonly (readonly unknown[])[]) => {
     if (rows.length === 0) return;
     await tx.query(sql.unsafe`
-      INSERT INTO ${sql.identifier([table])} (${sql.join(columns.map((c) => sql.identifier([c])), sql.fragment`, `)})
+      INSERT INTO ${sql.identifier([table])} (${sql.join(
+        columns.map((c) => sql.identifier([c])),
+        sql.fragment`, `,
+      )})
       SELECT * FROM ${sql.unnest(rows as never, types)}`);
   };
 }

@@ -7,8 +7,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createAccount, createOperator, createUser, encodeAccount, encodeOperator, encodeUser, fmtCreds } from '@nats-io/jwt';
-import { daemonPid, logFile, sleep, startDaemon } from '../../src/dev/daemons.js';
-import { freePort } from './ports.js';
+import { daemonPid, logFile, sleep, startDaemon } from '../../devstack/daemons.js';
+import { freePort } from '../../devstack/ports.js';
 
 export type NatsServerAuth =
   | { readonly kind: 'user'; readonly user: string; readonly password: string }
@@ -36,7 +36,12 @@ export interface NatsServer {
 }
 
 /** Writes the server's config and starts it (`wait: false`: only writes it; call `launch`/`ready`). */
-export async function startNatsServer(natsServerBin: string, dir: string, spec: NatsServerSpec, options: { wait?: boolean } = {}): Promise<NatsServer> {
+export async function startNatsServer(
+  natsServerBin: string,
+  dir: string,
+  spec: NatsServerSpec,
+  options: { wait?: boolean } = {},
+): Promise<NatsServer> {
   const home = path.join(dir, `nats-${spec.name}`);
   mkdirSync(home, { recursive: true });
   const port = await freePort();
@@ -83,8 +88,10 @@ function natsConfig(spec: NatsServerSpec, at: { port: number; monitor: number; s
     `http: 127.0.0.1:${at.monitor}`,
     `jetstream { store_dir: ${JSON.stringify(at.store)} }`,
   ];
-  if (spec.tls !== undefined) lines.push(`tls { cert_file: ${JSON.stringify(spec.tls.certFile)}, key_file: ${JSON.stringify(spec.tls.keyFile)}, timeout: 5 }`);
-  if (spec.auth?.kind === 'user') lines.push(`authorization { user: ${JSON.stringify(spec.auth.user)}, password: ${JSON.stringify(spec.auth.password)} }`);
+  if (spec.tls !== undefined)
+    lines.push(`tls { cert_file: ${JSON.stringify(spec.tls.certFile)}, key_file: ${JSON.stringify(spec.tls.keyFile)}, timeout: 5 }`);
+  if (spec.auth?.kind === 'user')
+    lines.push(`authorization { user: ${JSON.stringify(spec.auth.user)}, password: ${JSON.stringify(spec.auth.password)} }`);
   if (spec.auth?.kind === 'token') lines.push(`authorization { token: ${JSON.stringify(spec.auth.token)} }`);
   if (spec.auth?.kind === 'operator') lines.push(spec.auth.config);
   if (spec.cluster !== undefined) {
@@ -106,7 +113,20 @@ export async function operatorAuth(credsFile: string): Promise<NatsServerAuth> {
   const operatorJwt = await encodeOperator('zippchat-test', operator, { system_account: system.getPublicKey() });
   const systemJwt = await encodeAccount('SYS', system, {}, { signer: operator });
   // An account's limits default to zero: everything it may do is said here, JetStream included.
-  const unlimited = { subs: -1, data: -1, payload: -1, imports: -1, exports: -1, wildcards: true, conn: -1, leaf: -1, mem_storage: -1, disk_storage: -1, streams: -1, consumer: -1 };
+  const unlimited = {
+    subs: -1,
+    data: -1,
+    payload: -1,
+    imports: -1,
+    exports: -1,
+    wildcards: true,
+    conn: -1,
+    leaf: -1,
+    mem_storage: -1,
+    disk_storage: -1,
+    streams: -1,
+    consumer: -1,
+  };
   const appJwt = await encodeAccount('ZIPPCHAT', app, { limits: unlimited } as never, { signer: operator });
   const userJwt = await encodeUser('push', user, app);
   writeFileSync(credsFile, fmtCreds(userJwt, user), { mode: 0o600 });

@@ -2,7 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { inject } from 'vitest';
-import { waitFor } from '../../src/dev/daemons.js';
+import { waitFor } from '../../devstack/daemons.js';
 import { projectRoot } from '../../src/paths.js';
 import './provided.js';
 

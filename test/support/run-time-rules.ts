@@ -67,4 +67,12 @@ export function answersOneOf(broken: readonly string[], status: number, json: un
 }
 
 /** Every rule id this module can judge: the document must list exactly these. */
-export const judgedRules = ['body-too-large', 'fcm-unavailable', 'http-not-allowed', 'host-not-idna', 'host-not-public', 'host-does-not-resolve', 'p256dh-not-on-curve'];
+export const judgedRules = [
+  'body-too-large',
+  'fcm-unavailable',
+  'http-not-allowed',
+  'host-not-idna',
+  'host-not-public',
+  'host-does-not-resolve',
+  'p256dh-not-on-curve',
+];

@@ -17,8 +17,23 @@ type Schema = Record<string, unknown>;
 
 /** Schema keywords this generator understands (annotations included). */
 const understood = new Set([
-  '$ref', 'type', 'const', 'enum', 'pattern', 'minLength', 'maxLength', 'format', 'properties', 'required',
-  'additionalProperties', 'oneOf', 'anyOf', 'discriminator', 'examples', 'description', 'title',
+  '$ref',
+  'type',
+  'const',
+  'enum',
+  'pattern',
+  'minLength',
+  'maxLength',
+  'format',
+  'properties',
+  'required',
+  'additionalProperties',
+  'oneOf',
+  'anyOf',
+  'discriminator',
+  'examples',
+  'description',
+  'title',
 ]);
 
 const resolve = (schema: Schema): Schema => (typeof schema['$ref'] === 'string' ? resolve(nodeAt(schema['$ref'].slice(1)) as Schema) : schema);
@@ -37,7 +52,15 @@ const oddCharacter = fc.oneof(
 );
 
 const anyJson = fc.jsonValue({ maxDepth: 2 });
-const jsonOfAnotherKind = fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null), fc.array(fc.string(), { maxLength: 2 }), fc.dictionary(fc.string(), fc.string(), { maxKeys: 2 }), fc.string());
+const jsonOfAnotherKind = fc.oneof(
+  fc.integer(),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(fc.string(), { maxLength: 2 }),
+  fc.dictionary(fc.string(), fc.string(), { maxKeys: 2 }),
+  fc.string(),
+);
 
 /** Values the schema allows (checked against the document: the generator only proposes). */
 export function validOf(schema: Schema): fc.Arbitrary<unknown> {
@@ -45,7 +68,10 @@ export function validOf(schema: Schema): fc.Arbitrary<unknown> {
 }
 
 /** One arbitrary per schema node: building one (a pattern's parser above all) is the slow part. */
-function memoized(cache: WeakMap<Schema, fc.Arbitrary<unknown>>, build: (schema: Schema) => fc.Arbitrary<unknown>): (schema: Schema) => fc.Arbitrary<unknown> {
+function memoized(
+  cache: WeakMap<Schema, fc.Arbitrary<unknown>>,
+  build: (schema: Schema) => fc.Arbitrary<unknown>,
+): (schema: Schema) => fc.Arbitrary<unknown> {
   return (schemaOrRef) => {
     const schema = resolve(schemaOrRef);
     let arbitrary = cache.get(schema);
@@ -124,10 +150,9 @@ function stretch(text: string, length: number): string {
 function proposeObject(schema: Schema): fc.Arbitrary<Record<string, unknown>> {
   const properties = (schema['properties'] ?? {}) as Record<string, Schema>;
   const required = (schema['required'] ?? []) as string[];
-  const record = fc.record(
-    Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, proposeValid(property)])),
-    { requiredKeys: required.filter((name) => name in properties) },
-  );
+  const record = fc.record(Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, proposeValid(property)])), {
+    requiredKeys: required.filter((name) => name in properties),
+  });
   if (schema['additionalProperties'] === false) return record;
   // Unknown fields are allowed (and, by the document, ignored): sometimes send some.
   const unknown = fc.dictionary(
@@ -150,7 +175,13 @@ export const nearMissOf = memoized(new WeakMap(), (schema) => {
   const misses: Weighted[] = weighted(1, jsonOfAnotherKind);
   const valid = proposeValid(schema);
   if ('const' in schema || Array.isArray(schema['enum'])) {
-    misses.push(...weighted(2, valid.map((value) => (typeof value === 'string' ? value.toUpperCase() : value)), fc.string({ maxLength: 12 })));
+    misses.push(
+      ...weighted(
+        2,
+        valid.map((value) => (typeof value === 'string' ? value.toUpperCase() : value)),
+        fc.string({ maxLength: 12 }),
+      ),
+    );
   }
   const branches = (schema['oneOf'] ?? schema['anyOf']) as Schema[] | undefined;
   if (branches !== undefined) misses.push(...weighted(6, ...branches.map(nearMissOf)), ...weighted(1, ...crossBranch(branches)));
@@ -164,12 +195,27 @@ function stringMisses(schema: Schema, valid: fc.Arbitrary<unknown>): Weighted[] 
   const strings = valid.filter((value): value is string => typeof value === 'string');
   const misses: Weighted[] = [
     ...weighted(1, fc.string({ unit: 'binary', maxLength: 60 })),
-    ...weighted(4, fc.tuple(strings, oddCharacter, fc.nat()).map(([text, odd, at]) => insertAt(text, odd, at))),
-    ...weighted(4, fc.tuple(strings, oddCharacter, fc.nat()).map(([text, odd, at]) => replaceAt(text, odd, at))),
-    ...weighted(1, fc.tuple(strings, fc.nat()).map(([text, at]) => removeAt(text, at))),
+    ...weighted(
+      4,
+      fc.tuple(strings, oddCharacter, fc.nat()).map(([text, odd, at]) => insertAt(text, odd, at)),
+    ),
+    ...weighted(
+      4,
+      fc.tuple(strings, oddCharacter, fc.nat()).map(([text, odd, at]) => replaceAt(text, odd, at)),
+    ),
+    ...weighted(
+      1,
+      fc.tuple(strings, fc.nat()).map(([text, at]) => removeAt(text, at)),
+    ),
   ];
   const maxLength = schema['maxLength'] as number | undefined;
-  if (maxLength !== undefined) misses.push(...weighted(1, strings.map((text) => stretch(text, maxLength + 1))));
+  if (maxLength !== undefined)
+    misses.push(
+      ...weighted(
+        1,
+        strings.map((text) => stretch(text, maxLength + 1)),
+      ),
+    );
   if (((schema['minLength'] as number | undefined) ?? 0) > 0) misses.push(...weighted(1, fc.constant('')));
   return misses;
 }
@@ -180,10 +226,20 @@ function objectMisses(schema: Schema): Weighted[] {
   const valid = proposeObject(schema);
   const misses: Weighted[] = [];
   if (required.length > 0) {
-    misses.push(...weighted(1, fc.tuple(valid, fc.constantFrom(...required)).map(([object, name]) => without(object, name))));
+    misses.push(
+      ...weighted(
+        1,
+        fc.tuple(valid, fc.constantFrom(...required)).map(([object, name]) => without(object, name)),
+      ),
+    );
   }
   for (const [name, property] of Object.entries(properties)) {
-    misses.push(...weighted(3, fc.tuple(valid, nearMissOf(property)).map(([object, value]) => ({ ...object, [name]: value }))));
+    misses.push(
+      ...weighted(
+        3,
+        fc.tuple(valid, nearMissOf(property)).map(([object, value]) => ({ ...object, [name]: value })),
+      ),
+    );
   }
   return misses;
 }
@@ -192,12 +248,14 @@ function objectMisses(schema: Schema): Weighted[] {
 function crossBranch(branches: Schema[]): fc.Arbitrary<unknown>[] {
   if (branches.length < 2) return [];
   const resolved = branches.map(resolve);
-  const tags = resolved.map((branch) => Object.entries((branch['properties'] ?? {}) as Record<string, Schema>).find(([, property]) => 'const' in property));
+  const tags = resolved.map((branch) =>
+    Object.entries((branch['properties'] ?? {}) as Record<string, Schema>).find(([, property]) => 'const' in property),
+  );
   if (tags.some((tag) => tag === undefined)) return [];
   return resolved.map((branch, index) =>
-    fc.tuple(proposeValid(branch), fc.constantFrom(...tags.filter((_, other) => other !== index))).map(([value, tag]) =>
-      typeof value === 'object' && value !== null ? { ...value, [tag![0]]: tag![1]['const'] } : value,
-    ),
+    fc
+      .tuple(proposeValid(branch), fc.constantFrom(...tags.filter((_, other) => other !== index)))
+      .map(([value, tag]) => (typeof value === 'object' && value !== null ? { ...value, [tag![0]]: tag![1]['const'] } : value)),
   );
 }
 

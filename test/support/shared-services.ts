@@ -9,11 +9,11 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { migrateUp } from '../../src/db/migrate.js';
 import { serviceMigrations } from '../../src/db/migrations.js';
-import { removeCluster } from '../../src/dev/postgres.js';
-import { ensureDatabase, startBackingServices, stopEverything, type TemporalEngine } from '../../src/dev/services.js';
-import { findBinaries } from '../../src/dev/tools.js';
+import { removeCluster } from '../../devstack/postgres.js';
+import { ensureDatabase, startBackingServices, stopEverything, type TemporalEngine } from '../../devstack/services.js';
+import { findBinaries } from '../../devstack/tools.js';
 import { projectRoot } from '../../src/paths.js';
-import { freePort } from './ports.js';
+import { freePort } from '../../devstack/ports.js';
 import { cleanStaleTestRuns } from './stale-runs.js';
 import './provided.js';
 

@@ -4,10 +4,10 @@
  */
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { isAlive } from '../../src/dev/daemons.js';
-import { stopEverything } from '../../src/dev/services.js';
+import { isAlive } from '../../devstack/daemons.js';
+import { stopEverything } from '../../devstack/services.js';
 import { projectRoot } from '../../src/paths.js';
-import { removeCluster } from '../../src/dev/postgres.js';
+import { removeCluster } from '../../devstack/postgres.js';
 
 export async function cleanStaleTestRuns(pgBin: string): Promise<void> {
   const root = path.join(projectRoot, '.dev');

@@ -17,21 +17,22 @@ import { inject } from 'vitest';
 import { z } from 'zod';
 import { createActivities } from '../../activities/index.js';
 import { loadConfig } from '../../src/config/index.js';
-import { waitFor } from '../../src/dev/daemons.js';
+import { waitFor } from '../../devstack/daemons.js';
 import { createLogger } from '../../src/log.js';
 import { createTransports, type Transports } from '../../src/transports/index.js';
 import { startTransportHealth, type TransportHealth } from '../../src/worker/transport-health.js';
 import { customSearchAttributes, registrationWorkflowId } from '../../temporal/names.js';
 import { temporal } from '@temporalio/proto';
-import { announceDeleted, announceDrained, announcePending, announceRegistration } from '../../temporal/registrations.js';
+import { announceDeleted, announceDrained, announcePending, announceRegistration } from '../../temporal/registration-workflows.js';
 import { workflowsSourcePath } from '../../temporal/worker.js';
 import type { RegistrationStateView } from '../../workflows/registration-messages.js';
 import { registeredSignal, stateQuery } from '../../workflows/registration-messages.js';
 import { freshDatabase, type TestDatabase } from './database.js';
-import { createDeviceKeys, startDistributor, type DistributorMessage, type FakeDistributor } from './fakes/distributor.js';
-import { startFakeFcm, type FakeFcm, type FcmRequestRecord } from './fakes/fcm.js';
-import { createServiceAccount, startGoogleOAuth, type FakeGoogleOAuth } from './fakes/google-oauth.js';
+import { createDeviceKeys, startDistributor, type DistributorMessage, type FakeDistributor } from '../../simulator/distributor.js';
+import { startFakeFcm, type FakeFcm, type FcmRequestRecord } from '../../devstack/stand-ins/fcm.js';
+import { createServiceAccount, startGoogleOAuth, type FakeGoogleOAuth } from '../../devstack/stand-ins/google-oauth.js';
 import './provided.js';
+import type { TransportName } from '../../src/domain.js';
 
 export const minIntervalMs = 15_000;
 export const rewakeAfterMs = 900_000;
@@ -41,7 +42,7 @@ const timerGuardMs = 500;
 export interface Device {
   readonly userId: string;
   readonly deviceId: string;
-  readonly transport: 'fcm' | 'unifiedpush';
+  readonly transport: TransportName;
   /** The UnifiedPush endpoint, or the FCM registration token. */
   readonly endpoint: string;
 }
@@ -114,14 +115,25 @@ export class WorkflowHarness {
     // `--search-attribute` flags do the same for the CLI server).
     await env.connection.operatorService.addSearchAttributes({
       namespace: env.namespace ?? 'default',
-      searchAttributes: Object.fromEntries(Object.keys(customSearchAttributes).map((name) => [name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD])),
+      searchAttributes: Object.fromEntries(
+        Object.keys(customSearchAttributes).map((name) => [name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD]),
+      ),
     });
     const db = await freshDatabase();
     const distributor = await startDistributor();
     const google = options.fcm === true ? await startFakeGoogle() : undefined;
     const fcmEnv = options.fcmConfigured === false ? {} : google?.env;
     const workerEnv = { DATABASE_URL: db.url, PUSH_UP_ALLOW_PRIVATE: 'true', PUSH_UP_ALLOW_HTTP: 'true', ...fcmEnv, ...options.env };
-    const harness = new WorkflowHarness(env, db, distributor, harnessTransports(workerEnv), `${name}-${Date.now()}`, options.cacheWorkflows === false ? 0 : 100, google, workerEnv);
+    const harness = new WorkflowHarness(
+      env,
+      db,
+      distributor,
+      harnessTransports(workerEnv),
+      `${name}-${Date.now()}`,
+      options.cacheWorkflows === false ? 0 : 100,
+      google,
+      workerEnv,
+    );
     await harness.startWorker();
     return harness;
   }
@@ -203,7 +215,11 @@ export class WorkflowHarness {
     // Wait by polling, not with result(): result() lets the test server skip time, and a
     // re-wake timer firing under the stop signal's task is the race settle() describes.
     for (const device of devices) {
-      const ended = await waitFor(`${device.deviceId} ended`, async () => (await this.handle(device).describe()).status.name !== 'RUNNING', 15_000).catch(() => false);
+      const ended = await waitFor(
+        `${device.deviceId} ended`,
+        async () => (await this.handle(device).describe()).status.name !== 'RUNNING',
+        15_000,
+      ).catch(() => false);
       if (!ended) {
         console.warn(`reset: ${device.deviceId} did not end after its registration was deleted; terminating it`);
         await this.handle(device).terminate('test reset: did not end after its registration was deleted');
@@ -229,13 +245,14 @@ export class WorkflowHarness {
    * default (or without, or at a given `endpoint`), or FCM with a fresh token.
    */
   async registerDevice(
-    options: { keys?: boolean; continueAsNewAfterWakes?: number; transport?: 'fcm' | 'unifiedpush'; endpoint?: string } = {},
+    options: { keys?: boolean; continueAsNewAfterWakes?: number; transport?: TransportName; endpoint?: string } = {},
   ): Promise<Device> {
     const userId = String(this.nextUser++);
     const deviceId = `phone-${userId}`;
     const transport = options.transport ?? 'unifiedpush';
     const keys = options.keys === false || transport === 'fcm' || options.endpoint !== undefined ? undefined : createDeviceKeys();
-    const endpoint = transport === 'fcm' ? `fcm-token-${this.nextToken++}:APA91b${'x'.repeat(100)}` : (options.endpoint ?? this.distributor.register(keys));
+    const endpoint =
+      transport === 'fcm' ? `fcm-token-${this.nextToken++}:APA91b${'x'.repeat(100)}` : (options.endpoint ?? this.distributor.register(keys));
     await this.db.pool.query(sql.unsafe`INSERT INTO users (id, username) VALUES (${userId}, ${`user${userId}`})`);
     await this.db.pool.query(sql.unsafe`
       INSERT INTO push_registrations (user_id, device_id, transport, token, up_p256dh, up_auth)
@@ -345,10 +362,14 @@ export class WorkflowHarness {
   async settle(): Promise<Device[]> {
     const running: Device[] = [];
     for (const device of this.devices) {
-      const status = await waitFor(`${device.deviceId} settled`, async () => {
-        const { raw, status } = await this.handle(device).describe();
-        return raw.pendingWorkflowTask === null || raw.pendingWorkflowTask === undefined ? status.name : undefined;
-      }, 20_000);
+      const status = await waitFor(
+        `${device.deviceId} settled`,
+        async () => {
+          const { raw, status } = await this.handle(device).describe();
+          return raw.pendingWorkflowTask === null || raw.pendingWorkflowTask === undefined ? status.name : undefined;
+        },
+        20_000,
+      );
       if (status === 'RUNNING') running.push(device);
     }
     return running;
@@ -369,7 +390,10 @@ export class WorkflowHarness {
       const now = await this.env.currentTimeMs();
       const due: number[] = [];
       for (const device of running) {
-        const at = await this.state(device).then((state) => (state.nextTimer ? Date.parse(state.nextTimer.at) : undefined), () => undefined);
+        const at = await this.state(device).then(
+          (state) => (state.nextTimer ? Date.parse(state.nextTimer.at) : undefined),
+          () => undefined,
+        );
         // A time long past is no timer about to fire (the workflow is busy, e.g. in a retry).
         if (at !== undefined && at > now - timerGuardMs && at <= now + timerGuardMs) due.push(at);
       }
@@ -403,10 +427,14 @@ export class WorkflowHarness {
 
   /** Waits until the workflow's own view satisfies `predicate` (settles activities in flight). */
   async until(device: Device, what: string, predicate: (state: RegistrationStateView) => boolean): Promise<RegistrationStateView> {
-    return waitFor(what, async () => {
-      const state = await this.state(device);
-      return predicate(state) ? state : undefined;
-    }, 20_000);
+    return waitFor(
+      what,
+      async () => {
+        const state = await this.state(device);
+        return predicate(state) ? state : undefined;
+      },
+      20_000,
+    );
   }
 
   async row(device: Device) {
@@ -435,7 +463,10 @@ const registrationRow = z.object({
 });
 
 function harnessTransports(env: Readonly<Record<string, string>>): Transports {
-  return createTransports(loadConfig('worker', env), createLogger({ level: 'silent', name: 'test' }), { unifiedPushDeadlineMs: 2_000, fcmDeadlineMs: 2_000 });
+  return createTransports(loadConfig('worker', env), createLogger({ level: 'silent', name: 'test' }), {
+    unifiedPushDeadlineMs: 2_000,
+    fcmDeadlineMs: 2_000,
+  });
 }
 
 let runtimeInstalled = false;

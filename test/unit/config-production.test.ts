@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, type Role } from '../../src/config/index.js';
 import { postgresConnection } from '../../src/db/connection.js';
-import { createCertificateAuthority, type CertificateAuthority, type IssuedCertificate } from '../../src/dev/pki.js';
+import { createCertificateAuthority, type CertificateAuthority, type IssuedCertificate } from '../../devstack/pki.js';
 
 const base = { DATABASE_URL: 'postgres://push@db.internal:5432/zippchat', JWT_SECRET: 'a-development-secret-of-at-least-32-bytes' };
 
@@ -59,7 +59,9 @@ describe('secrets as files (X_FILE)', () => {
   });
 
   it('refuses both X and X_FILE, and an unreadable or empty file, naming the variable', () => {
-    expect(failure('api', { JWT_SECRET_FILE: file('j2', 'x'.repeat(40)) }).message).toBe('config: JWT_SECRET_FILE must not be set together with JWT_SECRET');
+    expect(failure('api', { JWT_SECRET_FILE: file('j2', 'x'.repeat(40)) }).message).toBe(
+      'config: JWT_SECRET_FILE must not be set together with JWT_SECRET',
+    );
     const missing = failure('api', { TEMPORAL_API_KEY_FILE: path.join(dir, 'nope') });
     expect(missing.variable).toBe('TEMPORAL_API_KEY_FILE');
     expect(missing.message).toContain('cannot be read (ENOENT');
@@ -105,7 +107,12 @@ describe('Temporal: TLS, mTLS, API key', () => {
     ['a bad server name', 'TEMPORAL_TLS_SERVER_NAME', { TEMPORAL_TLS_SERVER_NAME: 'not a name' }],
   ];
   it.each(refused)('refuses %s, naming %s', (_, variable, env) => {
-    const files: Record<string, string> = { CERT: client.certFile, KEY: client.keyFile, OTHER_KEY: other.keyFile, GARBAGE: file('garbage.pem', 'hello') };
+    const files: Record<string, string> = {
+      CERT: client.certFile,
+      KEY: client.keyFile,
+      OTHER_KEY: other.keyFile,
+      GARBAGE: file('garbage.pem', 'hello'),
+    };
     const resolved = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, files[v] ?? v]));
     for (const role of ['api', 'worker', 'bridge', 'admin'] as const) expect(failure(role, resolved).variable).toBe(variable);
   });
@@ -121,7 +128,12 @@ describe('NATS: one way of authenticating, TLS', () => {
   it('reads creds, user/password or token, and TLS with a CA and client certificate', () => {
     expect(loadConfig('bridge', { ...base, NATS_CREDS_FILE: creds() }).nats.auth.kind).toBe('creds');
     expect(loadConfig('bridge', { ...base, NATS_TOKEN: 't0k' }).nats.auth).toEqual({ kind: 'token', token: 't0k' });
-    const nats = loadConfig('bridge', { ...base, NATS_TLS_CA_FILE: ca.caFile, NATS_TLS_CERT_FILE: client.certFile, NATS_TLS_KEY_FILE: client.keyFile }).nats;
+    const nats = loadConfig('bridge', {
+      ...base,
+      NATS_TLS_CA_FILE: ca.caFile,
+      NATS_TLS_CERT_FILE: client.certFile,
+      NATS_TLS_KEY_FILE: client.keyFile,
+    }).nats;
     expect(nats.tls).toEqual({ ca: ca.caPem, cert: client.certPem, key: client.keyPem });
     expect(loadConfig('bridge', { ...base, NATS_URL: 'tls://nats.internal:4222' }).nats.tls).toEqual({});
   });
@@ -150,7 +162,9 @@ describe('PostgreSQL TLS in DATABASE_URL', () => {
     expect(postgresConnection(url('sslmode=require')).ssl).toEqual({ rejectUnauthorized: false });
     expect(postgresConnection(url(`sslmode=require&sslrootcert=${ca.caFile}`)).ssl).toMatchObject({ rejectUnauthorized: true });
     expect(postgresConnection(url(`sslmode=verify-full&sslrootcert=system`)).ssl).toEqual({ rejectUnauthorized: true });
-    expect(postgresConnection(url(`sslmode=verify-full&sslrootcert=${ca.caFile}&sslcert=${client.certFile}&sslkey=${client.keyFile}`)).ssl).toMatchObject({
+    expect(
+      postgresConnection(url(`sslmode=verify-full&sslrootcert=${ca.caFile}&sslcert=${client.certFile}&sslkey=${client.keyFile}`)).ssl,
+    ).toMatchObject({
       cert: client.certPem,
       key: client.keyPem,
     });

@@ -175,19 +175,24 @@ describe('loadConfig', () => {
     expect(worker({ FCM_CREDENTIALS_JSON: serviceAccount() }).variable).toBe('FCM_PROJECT_ID');
     const otherProject = worker({ FCM_PROJECT_ID: 'zippchat-prod', FCM_CREDENTIALS_JSON: serviceAccount() });
     expect(otherProject.message).toBe('config: FCM_CREDENTIALS_JSON is a key of project "zippchat-test", not of FCM_PROJECT_ID "zippchat-prod"');
-    expect(loadConfig('worker', { ...base, FCM_PROJECT_ID: 'zippchat-test', FCM_CREDENTIALS_JSON: serviceAccount({ project_id: undefined }) }).fcm.projectId).toBe(
-      'zippchat-test',
-    );
+    expect(
+      loadConfig('worker', { ...base, FCM_PROJECT_ID: 'zippchat-test', FCM_CREDENTIALS_JSON: serviceAccount({ project_id: undefined }) }).fcm
+        .projectId,
+    ).toBe('zippchat-test');
     expect(loadConfig('api', { ...base, FCM_PROJECT_ID: 'zippchat-prod' }).fcm).toEqual({ projectId: 'zippchat-prod' });
     // The api never reads the service account: only FCM_PROJECT_ID decides `fcm: true`.
     expect(loadConfig('api', { ...base, FCM_CREDENTIALS_JSON: serviceAccount() }).fcm).toEqual({ projectId: undefined });
   });
 
   it('turns the FCM budget off with a burst of 0, whatever the reserve', () => {
-    expect(loadConfig('worker', { ...base, PUSH_FCM_WAKE_BURST: '0', PUSH_FCM_DM_RESERVE: '5' }).fcmBudget).toEqual({ burst: 0, refillMs: 180_000, dmReserve: 5 });
+    expect(loadConfig('worker', { ...base, PUSH_FCM_WAKE_BURST: '0', PUSH_FCM_DM_RESERVE: '5' }).fcmBudget).toEqual({
+      burst: 0,
+      refillMs: 180_000,
+      dmReserve: 5,
+    });
   });
 
-  it('reads each process\'s own variables only', () => {
+  it("reads each process's own variables only", () => {
     const { JWT_SECRET: _, ...noJwt } = base;
     const foreign = { ...noJwt, NATS_URL: 'http://not-nats', FCM_CREDENTIALS_JSON: '{not json', JWT_PUBLIC_KEY: 'not a pem', PORT: 'eighty' };
     expect(() => loadConfig('worker', { ...foreign, NATS_URL: 'nats://ok:4222' })).toThrow('config: FCM_CREDENTIALS_JSON');

@@ -1,6 +1,6 @@
 /** `make up` / `make dev`: the caller's environment wins, the stack's defaults fill the rest (contract §2). */
 import { describe, expect, it } from 'vitest';
-import { assembleStackEnvironment, describeStackEnvironment, type StackDefaults } from '../../src/dev/environment.js';
+import { assembleStackEnvironment, describeStackEnvironment, type StackDefaults } from '../../devstack/environment.js';
 
 const defaults: StackDefaults = {
   env: {
@@ -24,9 +24,22 @@ describe('the stack environment', () => {
   });
 
   it('lets every variable the caller sets win, and only those', () => {
-    const caller = { PUSH_MIN_INTERVAL_MS: '3000', PORT: '18080', PUSH_UP_ALLOW_PRIVATE: 'false', PUSH_FCM_WAKE_BURST: '0', LOG_LEVEL: 'debug', DEV_PG_PORT: '1' };
+    const caller = {
+      PUSH_MIN_INTERVAL_MS: '3000',
+      PORT: '18080',
+      PUSH_UP_ALLOW_PRIVATE: 'false',
+      PUSH_FCM_WAKE_BURST: '0',
+      LOG_LEVEL: 'debug',
+      DEV_PG_PORT: '1',
+    };
     const { env, sources } = assembleStackEnvironment(caller, defaults);
-    expect(env).toMatchObject({ PUSH_MIN_INTERVAL_MS: '3000', PORT: '18080', PUSH_UP_ALLOW_PRIVATE: 'false', PUSH_FCM_WAKE_BURST: '0', LOG_LEVEL: 'debug' });
+    expect(env).toMatchObject({
+      PUSH_MIN_INTERVAL_MS: '3000',
+      PORT: '18080',
+      PUSH_UP_ALLOW_PRIVATE: 'false',
+      PUSH_FCM_WAKE_BURST: '0',
+      LOG_LEVEL: 'debug',
+    });
     expect(env.PUSH_REWAKE_AFTER_MS).toBe('900000');
     expect(env).not.toHaveProperty('DEV_PG_PORT'); // the stack's own knobs are not service variables
     expect(sources).toMatchObject({ PUSH_MIN_INTERVAL_MS: 'caller', PORT: 'caller', PUSH_REWAKE_AFTER_MS: 'stack' });

@@ -11,7 +11,9 @@ import { projectRoot } from '../../src/paths.js';
 const run = promisify(execFile);
 
 async function start(entry: string, env: Record<string, string>): Promise<{ code: number; stderr: string }> {
-  const bin = path.join(projectRoot, 'dist', 'src', 'bin', `${entry}.js`);
+  // `all` (the three in one process) is development tooling: the tools' build holds it.
+  const bin =
+    entry === 'all' ? path.join(projectRoot, 'dist-tools', 'devstack', 'all-in-one.js') : path.join(projectRoot, 'dist', 'src', 'bin', `${entry}.js`);
   try {
     await run(process.execPath, [bin], { env: { PATH: '/usr/bin:/bin', ...env }, timeout: 20_000 });
     return { code: 0, stderr: '' };

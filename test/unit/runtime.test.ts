@@ -13,7 +13,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/paths.js';
-import { sendJson, startServer, type RunningServer } from '../support/fakes/server.js';
+import { sendJson, startServer, type RunningServer } from '../../simulator/loopback-server.js';
 
 const nvmrc = readFileSync(path.join(projectRoot, '.nvmrc'), 'utf8').trim();
 const floor = Number(nvmrc.split('.')[0]);
@@ -87,7 +87,9 @@ describe('deprecated packages', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'deprecations-'));
     dirs.push(dir);
     const out = path.join(dir, 'record.json');
-    await promisify(execFile)(process.execPath, ['tools/deprecations.ts', '--registry', registry.url, '--lock', lockPath, '--out', out], { cwd: projectRoot });
+    await promisify(execFile)(process.execPath, ['tools/deprecations.ts', '--registry', registry.url, '--lock', lockPath, '--out', out], {
+      cwd: projectRoot,
+    });
     return JSON.parse(readFileSync(out, 'utf8')) as DeprecationRecord;
   }
 

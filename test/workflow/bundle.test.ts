@@ -21,7 +21,10 @@ describe('workflow bundle', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'bad-workflow-'));
     try {
       const file = path.join(dir, 'index.ts');
-      writeFileSync(file, "import { readFileSync } from 'node:fs';\nexport async function bad(): Promise<string> { return readFileSync('/etc/hostname', 'utf8'); }\n");
+      writeFileSync(
+        file,
+        "import { readFileSync } from 'node:fs';\nexport async function bad(): Promise<string> { return readFileSync('/etc/hostname', 'utf8'); }\n",
+      );
       const logged: string[] = [];
       const capture = { ...silent, error: (message: string, meta?: unknown) => void logged.push(message + JSON.stringify(meta ?? '')) };
       await expect(bundleWorkflowCode({ workflowsPath: file, logger: capture })).rejects.toThrow(/Webpack finished with errors/);

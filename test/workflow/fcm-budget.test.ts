@@ -4,8 +4,8 @@
  * fake Google on loopback. A phone in a busy server channel drains every wake at once.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { waitFor } from '../../src/dev/daemons.js';
-import type { FcmRequestRecord } from '../support/fakes/fcm.js';
+import { waitFor } from '../../devstack/daemons.js';
+import type { FcmRequestRecord } from '../../devstack/stand-ins/fcm.js';
 import { minIntervalMs, WorkflowHarness, type Device } from '../support/workflow-harness.js';
 
 const burst = 20;
@@ -14,7 +14,10 @@ const dmReserve = 5;
 
 let h: WorkflowHarness;
 beforeAll(async () => {
-  h = await WorkflowHarness.start('fcm-budget', { fcm: true, env: { PUSH_FCM_WAKE_BURST: String(burst), PUSH_FCM_WAKE_REFILL_MS: String(refillMs), PUSH_FCM_DM_RESERVE: String(dmReserve) } });
+  h = await WorkflowHarness.start('fcm-budget', {
+    fcm: true,
+    env: { PUSH_FCM_WAKE_BURST: String(burst), PUSH_FCM_WAKE_REFILL_MS: String(refillMs), PUSH_FCM_DM_RESERVE: String(dmReserve) },
+  });
 });
 afterAll(async () => {
   await h?.close();
@@ -33,7 +36,11 @@ interface Wake {
  * it sees it (within one step). `dmAt`: a DM at that moment of the traffic. Returns every wake
  * with its claim time (workflow clock) and when the DM was posted.
  */
-async function busyChannel(device: Device, durationMs: number, dmAt?: number): Promise<{ wakes: Wake[]; start: number; dmPostedAt: number | undefined }> {
+async function busyChannel(
+  device: Device,
+  durationMs: number,
+  dmAt?: number,
+): Promise<{ wakes: Wake[]; start: number; dmPostedAt: number | undefined }> {
   const stepMs = 5_000;
   const wakes: Wake[] = [];
   const record = async () => {

@@ -6,10 +6,11 @@
  * scripted for hours of workflow time.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startServer } from '../support/fakes/server.js';
-import { fcmError, type FcmAnswer } from '../support/fakes/fcm.js';
+import { startServer } from '../../simulator/loopback-server.js';
+import { fcmError, type FcmAnswer } from '../../devstack/stand-ins/fcm.js';
 import { maxConsecutiveFailures } from '../../activities/registration.js';
 import { minIntervalMs, rewakeAfterMs, WorkflowHarness, type Device } from '../support/workflow-harness.js';
+import type { TransportName } from '../../src/domain.js';
 
 let h: WorkflowHarness;
 beforeAll(async () => {
@@ -25,7 +26,7 @@ beforeEach(async () => {
 const hour = 3_600_000;
 
 /** Devices that were each woken once (the provider worked), drained, then given a new message. */
-async function devicesWithAMessage(count: number, options: { transport: 'fcm' | 'unifiedpush' }): Promise<Device[]> {
+async function devicesWithAMessage(count: number, options: { transport: TransportName }): Promise<Device[]> {
   const devices: Device[] = [];
   for (let i = 0; i < count; i++) devices.push(await h.registerDevice({ transport: options.transport }));
   for (const device of devices) await h.message(device, 10);
@@ -59,21 +60,25 @@ describe('FCM failing for everyone', () => {
     ['503 UNAVAILABLE without Retry-After', fcmError('UNAVAILABLE')],
   ];
 
-  it.each(answers)('answering %s for three hours: no registration pruned, every device woken once FCM is back', async (_name, answer) => {
-    const devices = await devicesWithAMessage(4, { transport: 'fcm' });
-    h.google!.fcm.answerAll(answer);
-    for (const device of devices) await h.message(device, 11);
-    await passTime(3 * hour);
-    expect(await h.kept(devices)).toBe(devices.length);
-    // At most the failure that found the outage was counted; nothing after it.
-    for (const count of await failures(devices)) expect(count).toBeLessThanOrEqual(1);
-    const failed = h.google!.fcm.received.filter((r) => r.answered === 503).length;
-    h.google!.fcm.answerAll(undefined);
-    await expectAllWokenPromptly(devices, 1);
-    for (const count of await failures(devices)) expect(count).toBe(0);
-    // The outage was probed, not hammered: a few requests a minute across all devices at most.
-    expect(failed).toBeLessThan((3 * hour) / 15_000);
-  }, 300_000);
+  it.each(answers)(
+    'answering %s for three hours: no registration pruned, every device woken once FCM is back',
+    async (_name, answer) => {
+      const devices = await devicesWithAMessage(4, { transport: 'fcm' });
+      h.google!.fcm.answerAll(answer);
+      for (const device of devices) await h.message(device, 11);
+      await passTime(3 * hour);
+      expect(await h.kept(devices)).toBe(devices.length);
+      // At most the failure that found the outage was counted; nothing after it.
+      for (const count of await failures(devices)) expect(count).toBeLessThanOrEqual(1);
+      const failed = h.google!.fcm.received.filter((r) => r.answered === 503).length;
+      h.google!.fcm.answerAll(undefined);
+      await expectAllWokenPromptly(devices, 1);
+      for (const count of await failures(devices)) expect(count).toBe(0);
+      // The outage was probed, not hammered: a few requests a minute across all devices at most.
+      expect(failed).toBeLessThan((3 * hour) / 15_000);
+    },
+    300_000,
+  );
 
   it('its OAuth token endpoint down for three hours: no registration pruned, every device woken after', async () => {
     const devices = await devicesWithAMessage(3, { transport: 'fcm' });

@@ -36,7 +36,14 @@ describe('registration workflow', () => {
     const device = await h.registerDevice();
     await h.message(device, 10);
     const [wake] = await h.untilWakes(device, 1);
-    expect(wake).toMatchObject({ urgency: 'normal', ttl: '3600', topic: 'wake', contentEncoding: 'aes128gcm', plaintext: '{"v":"1","t":"wake"}', problems: [] });
+    expect(wake).toMatchObject({
+      urgency: 'normal',
+      ttl: '3600',
+      topic: 'wake',
+      contentEncoding: 'aes128gcm',
+      plaintext: '{"v":"1","t":"wake"}',
+      problems: [],
+    });
     expect(await h.row(device)).toMatchObject({ wake_outstanding: true, failures: 0 });
   });
 
@@ -297,7 +304,7 @@ describe('lifecycle', () => {
       (await import('slonik')).sql.unsafe`
         INSERT INTO push_registrations (user_id, device_id, transport, token) VALUES (${device.userId}, ${device.deviceId}, 'unifiedpush', ${device.endpoint})`,
     );
-    const { announceRegistration } = await import('../../temporal/registrations.js');
+    const { announceRegistration } = await import('../../temporal/registration-workflows.js');
     await announceRegistration(h.client, h.taskQueue, device, 'unifiedpush').catch((error: unknown) => {
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
     });
@@ -308,6 +315,6 @@ describe('lifecycle', () => {
 });
 
 async function waitForFailures(device: Parameters<WorkflowHarness['row']>[0], failures: number): Promise<void> {
-  const { waitFor } = await import('../../src/dev/daemons.js');
+  const { waitFor } = await import('../../devstack/daemons.js');
   await waitFor(`failures = ${failures}`, async () => (await h.row(device))?.failures === failures, 20_000);
 }

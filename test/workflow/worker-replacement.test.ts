@@ -43,7 +43,8 @@ describe('registration workflow across workers', () => {
     for (let round = 0; round < 4; round++) {
       await h.message(device, 10 + round, round % 2 === 0);
       await h.untilWakes(device, round + 1);
-      if (round !== 2) await h.drain(device); // one drained signal goes missing…
+      if (round !== 2)
+        await h.drain(device); // one drained signal goes missing…
       else await h.drain(device, { signal: false });
       await h.message(device, 20 + round);
       await h.skip(round === 2 ? rewakeAfterMs : minIntervalMs); // …and heals at the re-wake

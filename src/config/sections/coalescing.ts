@@ -11,7 +11,8 @@ export interface Coalescing {
 export const coalescingSection = section(
   { PUSH_MIN_INTERVAL_MS: integer(15_000, 1, 86_400_000), PUSH_REWAKE_AFTER_MS: integer(900_000, 1, 7 * 86_400_000) },
   (v): { coalescing: Coalescing } => {
-    if (v.PUSH_REWAKE_AFTER_MS < v.PUSH_MIN_INTERVAL_MS) throw new ConfigError('PUSH_REWAKE_AFTER_MS', 'must not be shorter than PUSH_MIN_INTERVAL_MS');
+    if (v.PUSH_REWAKE_AFTER_MS < v.PUSH_MIN_INTERVAL_MS)
+      throw new ConfigError('PUSH_REWAKE_AFTER_MS', 'must not be shorter than PUSH_MIN_INTERVAL_MS');
     return { coalescing: { minIntervalMs: v.PUSH_MIN_INTERVAL_MS, rewakeAfterMs: v.PUSH_REWAKE_AFTER_MS } };
   },
 );
@@ -35,7 +36,8 @@ export const fcmBudgetSection = section(
   (v): { fcmBudget: FcmBudgetConfig } => {
     const burst = v.PUSH_FCM_WAKE_BURST;
     // A reserve as large as the burst would never let a server-channel wake through FCM.
-    if (burst > 0 && v.PUSH_FCM_DM_RESERVE >= burst) throw new ConfigError('PUSH_FCM_DM_RESERVE', `must be smaller than PUSH_FCM_WAKE_BURST (${burst})`);
+    if (burst > 0 && v.PUSH_FCM_DM_RESERVE >= burst)
+      throw new ConfigError('PUSH_FCM_DM_RESERVE', `must be smaller than PUSH_FCM_WAKE_BURST (${burst})`);
     return { fcmBudget: { burst, refillMs: v.PUSH_FCM_WAKE_REFILL_MS, dmReserve: v.PUSH_FCM_DM_RESERVE } };
   },
 );

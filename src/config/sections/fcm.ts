@@ -45,11 +45,13 @@ export const workerFcmSection = section(
   (v): { fcm: WorkerFcmSettings } => {
     const endpoint = v.FCM_ENDPOINT ?? 'https://fcm.googleapis.com';
     const endpointUrl = tryUrl(endpoint);
-    if (endpointUrl === undefined || !['https:', 'http:'].includes(endpointUrl.protocol)) throw new ConfigError('FCM_ENDPOINT', 'must be an http(s) URL');
+    if (endpointUrl === undefined || !['https:', 'http:'].includes(endpointUrl.protocol))
+      throw new ConfigError('FCM_ENDPOINT', 'must be an http(s) URL');
     const fcm = { endpoint: endpoint.replace(/\/+$/, '') };
     const projectId = v.FCM_PROJECT_ID;
     if (v.FCM_CREDENTIALS_JSON === undefined) {
-      if (projectId !== undefined) throw new ConfigError('FCM_CREDENTIALS_JSON', 'is required with FCM_PROJECT_ID on the worker (the service account that sends)');
+      if (projectId !== undefined)
+        throw new ConfigError('FCM_CREDENTIALS_JSON', 'is required with FCM_PROJECT_ID on the worker (the service account that sends)');
       return { fcm: { ...fcm, projectId: undefined, credentials: undefined } };
     }
     const account = serviceAccount(v.FCM_CREDENTIALS_JSON);

@@ -5,8 +5,7 @@ import { section } from '../section.js';
 import { text } from '../vars.js';
 
 export type JwtKey =
-  | { kind: 'secret'; algorithm: 'HS256'; key: Uint8Array }
-  | { kind: 'public'; algorithm: 'RS256' | 'ES256' | 'EdDSA'; key: KeyObject };
+  { kind: 'secret'; algorithm: 'HS256'; key: Uint8Array } | { kind: 'public'; algorithm: 'RS256' | 'ES256' | 'EdDSA'; key: KeyObject };
 
 export interface JwtSettings {
   readonly key: JwtKey;

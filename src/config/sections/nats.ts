@@ -70,9 +70,17 @@ function natsServers(value: string): string[] {
   return servers;
 }
 
-function natsAuth(v: { readonly NATS_CREDS_FILE?: string; readonly NATS_USER?: string; readonly NATS_PASSWORD?: string; readonly NATS_TOKEN?: string }): NatsAuth {
-  const methods = [v.NATS_CREDS_FILE && 'NATS_CREDS_FILE', (v.NATS_USER ?? v.NATS_PASSWORD) && 'NATS_USER', v.NATS_TOKEN && 'NATS_TOKEN'].filter(Boolean);
-  if (methods.length > 1) throw new ConfigError(String(methods[1]), `must not be set together with ${String(methods[0])} (one way of authenticating)`);
+function natsAuth(v: {
+  readonly NATS_CREDS_FILE?: string;
+  readonly NATS_USER?: string;
+  readonly NATS_PASSWORD?: string;
+  readonly NATS_TOKEN?: string;
+}): NatsAuth {
+  const methods = [v.NATS_CREDS_FILE && 'NATS_CREDS_FILE', (v.NATS_USER ?? v.NATS_PASSWORD) && 'NATS_USER', v.NATS_TOKEN && 'NATS_TOKEN'].filter(
+    Boolean,
+  );
+  if (methods.length > 1)
+    throw new ConfigError(String(methods[1]), `must not be set together with ${String(methods[0])} (one way of authenticating)`);
   if (v.NATS_CREDS_FILE !== undefined) {
     const creds = readFile('NATS_CREDS_FILE', v.NATS_CREDS_FILE).toString('utf8');
     if (!/-----BEGIN NATS USER JWT-----/.test(creds) || !/-----BEGIN USER NKEY SEED-----/.test(creds)) {

@@ -29,7 +29,11 @@ export const unifiedPushSection = section(
     PUSH_VAPID_SUBJECT: text(),
   },
   (v): { unifiedPush: UnifiedPushSettings } => ({
-    unifiedPush: { allowPrivate: v.PUSH_UP_ALLOW_PRIVATE, allowHttp: v.PUSH_UP_ALLOW_HTTP, vapid: vapidKey(v.PUSH_VAPID_PRIVATE_KEY, v.PUSH_VAPID_SUBJECT) },
+    unifiedPush: {
+      allowPrivate: v.PUSH_UP_ALLOW_PRIVATE,
+      allowHttp: v.PUSH_UP_ALLOW_HTTP,
+      vapid: vapidKey(v.PUSH_VAPID_PRIVATE_KEY, v.PUSH_VAPID_SUBJECT),
+    },
   }),
 );
 

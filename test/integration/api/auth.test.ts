@@ -35,8 +35,12 @@ beforeAll(async () => {
   user = await createUser(db.pool);
   // The device every forged token below names: registered, with keys, sessions and a pending row.
   const token = await signDeviceToken({ userId: user, deviceId: 'phone', secret: testJwtSecret });
-  expect((await api.request('PUT', '/api/push/registration', { token, body: { transport: 'unifiedpush', token: 'https://ntfy.example/up1' } })).status).toBe(200);
-  await addPending(db.pool, await registrationId(db.pool, user, 'phone'), [{ channelId: await createDm(db.pool, [user, await createUser(db.pool)]), isDm: true, firstAt: new Date() }]);
+  expect(
+    (await api.request('PUT', '/api/push/registration', { token, body: { transport: 'unifiedpush', token: 'https://ntfy.example/up1' } })).status,
+  ).toBe(200);
+  await addPending(db.pool, await registrationId(db.pool, user, 'phone'), [
+    { channelId: await createDm(db.pool, [user, await createUser(db.pool)]), isDm: true, firstAt: new Date() },
+  ]);
 });
 
 afterAll(async () => {

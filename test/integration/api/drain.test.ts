@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
-import { waitFor } from '../../../src/dev/daemons.js';
+import { waitFor } from '../../../devstack/daemons.js';
 import { startTestApi, type TestApi } from '../../support/api.js';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
 import { signDeviceToken, testJwtSecret } from '../../support/jwt.js';
@@ -56,7 +56,10 @@ async function registeredDevice(userId?: string) {
   const user = userId ?? (await createUser(db.pool));
   const deviceId = `phone-${nextId()}`;
   const token = await signDeviceToken({ userId: user, deviceId, secret: testJwtSecret });
-  const put = await api.request('PUT', '/api/push/registration', { token, body: { transport: 'unifiedpush', token: `https://ntfy.example/${deviceId}` } });
+  const put = await api.request('PUT', '/api/push/registration', {
+    token,
+    body: { transport: 'unifiedpush', token: `https://ntfy.example/${deviceId}` },
+  });
   expect(put.status).toBe(200);
   return { user, deviceId, token, registration: await registrationId(db.pool, user, deviceId) };
 }
@@ -160,7 +163,11 @@ describe('the drain-time visibility re-check', () => {
     const ownChannel = await createTextChannel(db.pool, ownServer);
 
     const all = [keptDm, leftDm, visible, hidden, deleted, leftServerChannel, ownChannel];
-    await addPending(db.pool, device.registration, all.map((channelId, i) => ({ channelId, isDm: i < 2, firstAt: minutesAgo(60 - i) })));
+    await addPending(
+      db.pool,
+      device.registration,
+      all.map((channelId, i) => ({ channelId, isDm: i < 2, firstAt: minutesAgo(60 - i) })),
+    );
     await db.pool.query(sql.unsafe`DELETE FROM channels WHERE id = ${deleted}`);
 
     const items = (await drain(device.token)).json as Item[];

@@ -46,7 +46,9 @@ beforeAll(async () => {
     INSERT INTO push_registrations (user_id, device_id, transport, token, up_p256dh, up_auth, wake_outstanding, failures)
     VALUES (${user}, 'phone', 'unifiedpush', 'https://ntfy.example/seed', ${sql.binary(ecdh.getPublicKey())}, ${sql.binary(randomBytes(16))}, true, 2)
   `);
-  await addPending(db.pool, await registrationId(db.pool, user, 'phone'), [{ channelId: await createDm(db.pool, [user, await createUser(db.pool)]), isDm: true, firstAt: new Date() }]);
+  await addPending(db.pool, await registrationId(db.pool, user, 'phone'), [
+    { channelId: await createDm(db.pool, [user, await createUser(db.pool)]), isDm: true, firstAt: new Date() },
+  ]);
   await db.pool.query(sql.unsafe`INSERT INTO device_keys (user_id, device_id, identity_key) VALUES (${user}, 'phone', '\\x01')`);
   await db.pool.query(sql.unsafe`INSERT INTO refresh_tokens (user_id, device_id, expires_at) VALUES (${user}, 'phone', now() + interval '1 day')`);
 
@@ -82,13 +84,32 @@ const printable = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c)
 const anyText = fc.string({ unit: 'binary', maxLength: 60 });
 const hostName = fc.oneof(
   fc.domain(),
-  fc.constantFrom('localhost', 'ntfy.sh', 'internal', '127.0.0.1', '[::1]', '10.0.0.1', '169.254.169.254', '0.0.0.0', '[::ffff:192.168.0.1]', '2130706433', '0x7f.1', '[fe80::1]', '100.64.0.1'),
+  fc.constantFrom(
+    'localhost',
+    'ntfy.sh',
+    'internal',
+    '127.0.0.1',
+    '[::1]',
+    '10.0.0.1',
+    '169.254.169.254',
+    '0.0.0.0',
+    '[::ffff:192.168.0.1]',
+    '2130706433',
+    '0x7f.1',
+    '[fe80::1]',
+    '100.64.0.1',
+  ),
 );
 /** UnifiedPush endpoints that must all be refused (bad form, or a host that is not public). */
 const endpoint = fc.oneof(
-  fc.tuple(fc.constantFrom('https://', 'http://', 'HTTPS://', 'ftp://', 'https:', 'https:///', '//', ''), hostName, fc.constantFrom('', ':443', ':0', ':99999', ':8080'), fc.webPath()).map(
-    ([scheme, host, port, path]) => `${scheme}${host}${port}${path}`,
-  ),
+  fc
+    .tuple(
+      fc.constantFrom('https://', 'http://', 'HTTPS://', 'ftp://', 'https:', 'https:///', '//', ''),
+      hostName,
+      fc.constantFrom('', ':443', ':0', ':99999', ':8080'),
+      fc.webPath(),
+    )
+    .map(([scheme, host, port, path]) => `${scheme}${host}${port}${path}`),
   fc.tuple(fc.constantFrom('user:pw@', '@', 'a@b@'), hostName).map(([creds, host]) => `https://${creds}${host}/up`),
   fc.tuple(fc.constantFrom(' ', '\t', '\n', '\u0000', '\\', '\ud800', '\u0085'), hostName).map(([bad, host]) => `https://${host}/u${bad}p`),
   fc.integer({ min: 2_049, max: 6_000 }).map((n) => `https://ntfy.sh/${'a'.repeat(n)}`),
@@ -112,45 +133,92 @@ const key = fc.oneof(
 const badFcmToken = fc.oneof(
   fc.constant(''),
   fc.integer({ min: 2_049, max: 3_000 }).map((n) => 'f'.repeat(n)),
-  fc.tuple(printable, fc.constantFrom(' ', '\t', '\n', '\r', '\u0000', '\u007f', '\ud800', '\u00a0', '\u2028'), printable).map(([a, bad, b]) => `${a}${bad}${b}`),
+  fc
+    .tuple(printable, fc.constantFrom(' ', '\t', '\n', '\r', '\u0000', '\u007f', '\ud800', '\u00a0', '\u2028'), printable)
+    .map(([a, bad, b]) => `${a}${bad}${b}`),
 );
 const registrationBody = fc.oneof(
   fc.record({ transport: fc.constant('unifiedpush'), token: endpoint, p256dh: key, auth: key }, { requiredKeys: ['transport'] }),
-  fc.record({ transport: fc.constant('fcm'), token: badFcmToken, user_id: fc.constant(nextId()), device_id: printable }, { requiredKeys: ['transport', 'token'] }),
-  fc.record({ transport: fc.constant('fcm'), token: printable.map((t) => `t${t.replace(/\s/g, '')}`), p256dh: fc.constant(validKey()), auth: fc.constant(randomBytes(16).toString('base64url')) }),
-  fc.record({ transport: fc.oneof(anyText, fc.integer(), fc.constant(null), fc.constantFrom('FCM', 'apns', 'UnifiedPush', ' fcm')), token: fc.oneof(endpoint, printable) }),
+  fc.record(
+    { transport: fc.constant('fcm'), token: badFcmToken, user_id: fc.constant(nextId()), device_id: printable },
+    { requiredKeys: ['transport', 'token'] },
+  ),
+  fc.record({
+    transport: fc.constant('fcm'),
+    token: printable.map((t) => `t${t.replace(/\s/g, '')}`),
+    p256dh: fc.constant(validKey()),
+    auth: fc.constant(randomBytes(16).toString('base64url')),
+  }),
+  fc.record({
+    transport: fc.oneof(anyText, fc.integer(), fc.constant(null), fc.constantFrom('FCM', 'apns', 'UnifiedPush', ' fcm')),
+    token: fc.oneof(endpoint, printable),
+  }),
   fc.jsonValue({ maxDepth: 3 }),
 );
 
 type Generated = { app: 'plain' | 'withFcm'; method: string; path: string; options: RequestOptions; mustBeClientError: boolean };
 
-const registrationPut = fc.record({
-  app: fc.constantFrom('plain' as const, 'withFcm' as const),
-  body: registrationBody,
-  contentType: fc.constantFrom('application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON', 'application/json; charset=utf8'),
-}).map(({ app, body, contentType }): Generated => ({
-  app,
-  method: 'PUT',
-  path: '/api/push/registration',
-  options: { token: goodToken, headers: { 'content-type': contentType }, body: JSON.stringify(body) ?? 'undefined' },
-  mustBeClientError: true,
-}));
+const registrationPut = fc
+  .record({
+    app: fc.constantFrom('plain' as const, 'withFcm' as const),
+    body: registrationBody,
+    contentType: fc.constantFrom('application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON', 'application/json; charset=utf8'),
+  })
+  .map(({ app, body, contentType }): Generated => ({
+    app,
+    method: 'PUT',
+    path: '/api/push/registration',
+    options: { token: goodToken, headers: { 'content-type': contentType }, body: JSON.stringify(body) ?? 'undefined' },
+    mustBeClientError: true,
+  }));
 
-const rawPut = fc.record({
-  bytes: fc.oneof(fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b)), fc.integer({ min: 4_097, max: 70_000 }).map((n) => Buffer.alloc(n, 0x7b))),
-  contentType: fc.oneof(fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=utf-16', ''), printable),
-  encoding: fc.constantFrom(undefined, 'gzip', 'br', 'identity'),
-}).map(({ bytes, contentType, encoding }): Generated => ({
-  app: 'plain',
-  method: 'PUT',
-  path: '/api/push/registration',
-  options: { token: goodToken, body: bytes, headers: { ...(contentType === '' ? {} : { 'content-type': contentType }), ...(encoding === undefined ? {} : { 'content-encoding': encoding }) } },
-  mustBeClientError: true,
-}));
+const rawPut = fc
+  .record({
+    bytes: fc.oneof(
+      fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b)),
+      fc.integer({ min: 4_097, max: 70_000 }).map((n) => Buffer.alloc(n, 0x7b)),
+    ),
+    contentType: fc.oneof(
+      fc.constantFrom(
+        'application/json',
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+        'application/json; charset=utf-16',
+        '',
+      ),
+      printable,
+    ),
+    encoding: fc.constantFrom(undefined, 'gzip', 'br', 'identity'),
+  })
+  .map(({ bytes, contentType, encoding }): Generated => ({
+    app: 'plain',
+    method: 'PUT',
+    path: '/api/push/registration',
+    options: {
+      token: goodToken,
+      body: bytes,
+      headers: {
+        ...(contentType === '' ? {} : { 'content-type': contentType }),
+        ...(encoding === undefined ? {} : { 'content-encoding': encoding }),
+      },
+    },
+    mustBeClientError: true,
+  }));
 
 const methods = fc.constantFrom('GET', 'PUT', 'POST', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS', 'PROPFIND', 'TRACE');
 const apiPaths = fc.oneof(
-  fc.constantFrom('/api/push/config', '/api/push/registration', '/api/push/drain', '/api/keys/devices/phone', '/api/push/', '/api/push/drain/', '/api/keys/devices/', '/api//push/config', '/API/PUSH/CONFIG'),
+  fc.constantFrom(
+    '/api/push/config',
+    '/api/push/registration',
+    '/api/push/drain',
+    '/api/keys/devices/phone',
+    '/api/push/',
+    '/api/push/drain/',
+    '/api/keys/devices/',
+    '/api//push/config',
+    '/API/PUSH/CONFIG',
+  ),
   fc.array(printable, { minLength: 1, maxLength: 4 }).map((segments) => `/api/${segments.map(encodeURIComponent).join('/')}`),
   fc.constantFrom('%zz', '%E0%A4%A', '%00', '%ED%A0%80', '..', '%2e%2e', 'a%2Fb').map((s) => `/api/keys/devices/${s}`),
 );
@@ -161,24 +229,35 @@ const badAuthorization = fc.oneof(
   fc.nat().map((i) => `Basic ${forgedTokens[i % forgedTokens.length]}`),
   printable.map((text) => `Bearer ${text}`),
 );
-const unauthenticated = fc.record({ method: methods, path: apiPaths, authorization: badAuthorization, body: fc.option(fc.jsonValue({ maxDepth: 2 }), { nil: undefined }) }).map(
-  ({ method, path, authorization, body }): Generated => ({
+const unauthenticated = fc
+  .record({ method: methods, path: apiPaths, authorization: badAuthorization, body: fc.option(fc.jsonValue({ maxDepth: 2 }), { nil: undefined }) })
+  .map(({ method, path, authorization, body }): Generated => ({
     app: 'plain',
     method,
     path,
-    options: { headers: authorization === undefined ? {} : { authorization }, ...(body === undefined || method === 'GET' || method === 'HEAD' ? {} : { body }) },
+    options: {
+      headers: authorization === undefined ? {} : { authorization },
+      ...(body === undefined || method === 'GET' || method === 'HEAD' ? {} : { body }),
+    },
     mustBeClientError: method !== 'OPTIONS',
-  }),
-);
+  }));
 
 /** Authenticated requests that must not change anything: reads, refusals, revoking what does not exist. */
-const harmlessAuthenticated = fc.oneof(
-  fc.constantFrom<[string, string]>(['GET', '/api/push/config'], ['GET', '/api/push/registration'], ['HEAD', '/api/push/registration'], ['PATCH', '/api/push/drain'], ['POST', '/api/push/config']),
-  fc
-    .oneof(fc.string({ unit: 'binary', minLength: 1, maxLength: 140 }), fc.constantFrom('x'.repeat(129), '\u0000', 'a\nb'))
-    .filter((id) => id !== 'phone')
-    .map((id): [string, string] => ['DELETE', `/api/keys/devices/${encodeURIComponent(id.replace(/[\ud800-\udfff]/g, '?'))}`]),
-).map(([method, path]): Generated => ({ app: 'plain', method, path, options: { token: goodToken }, mustBeClientError: false }));
+const harmlessAuthenticated = fc
+  .oneof(
+    fc.constantFrom<[string, string]>(
+      ['GET', '/api/push/config'],
+      ['GET', '/api/push/registration'],
+      ['HEAD', '/api/push/registration'],
+      ['PATCH', '/api/push/drain'],
+      ['POST', '/api/push/config'],
+    ),
+    fc
+      .oneof(fc.string({ unit: 'binary', minLength: 1, maxLength: 140 }), fc.constantFrom('x'.repeat(129), '\u0000', 'a\nb'))
+      .filter((id) => id !== 'phone')
+      .map((id): [string, string] => ['DELETE', `/api/keys/devices/${encodeURIComponent(id.replace(/[\ud800-\udfff]/g, '?'))}`]),
+  )
+  .map(([method, path]): Generated => ({ app: 'plain', method, path, options: { token: goodToken }, mustBeClientError: false }));
 
 const anyBadRequest = fc.oneof(
   { arbitrary: registrationPut, weight: 4 },
@@ -209,6 +288,7 @@ describe('randomized bad input', () => {
     );
     expect(await snapshot(db.pool)).toBe(before);
     // The generators reach every kind of refusal, not just one.
-    for (const status of [400, 401, 404, 405, 413, 415]) expect(seen.get(status) ?? 0, `status ${status} never seen: ${JSON.stringify([...seen])}`).toBeGreaterThan(0);
+    for (const status of [400, 401, 404, 405, 413, 415])
+      expect(seen.get(status) ?? 0, `status ${status} never seen: ${JSON.stringify([...seen])}`).toBeGreaterThan(0);
   });
 });

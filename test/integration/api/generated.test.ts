@@ -61,7 +61,11 @@ interface Deployment {
 }
 const deployments: Deployment[] = [
   { name: 'production', env: {}, instance: { fcmEnabled: false, allowHttp: false, allowPrivate: false, resolve: resolveName } },
-  { name: 'production with FCM', env: { FCM_PROJECT_ID: 'zippchat-generated' }, instance: { fcmEnabled: true, allowHttp: false, allowPrivate: false, resolve: resolveName } },
+  {
+    name: 'production with FCM',
+    env: { FCM_PROJECT_ID: 'zippchat-generated' },
+    instance: { fcmEnabled: true, allowHttp: false, allowPrivate: false, resolve: resolveName },
+  },
   {
     name: 'development',
     env: { FCM_PROJECT_ID: 'zippchat-generated', PUSH_UP_ALLOW_HTTP: 'true', PUSH_UP_ALLOW_PRIVATE: 'true' },
@@ -96,7 +100,9 @@ const headerParameters = (put.operation.parameters ?? []).map((parameter, index)
   required: parameter['required'] === true,
   pointer: `${putPointer}/parameters/${index}/schema`,
 }));
-const links = Object.values((put.operation.responses['200']!['links'] ?? {}) as Record<string, { operationId: string }>).map((link) => link.operationId);
+const links = Object.values((put.operation.responses['200']!['links'] ?? {}) as Record<string, { operationId: string }>).map(
+  (link) => link.operationId,
+);
 
 const revoke = operationById('revokeDevice');
 const deviceIdPointer = `${pointerOf('paths', revoke.template, 'delete', 'parameters')}/${(revoke.operation.parameters ?? []).findIndex((p) => p['name'] === 'device_id')}/schema`;
@@ -106,7 +112,8 @@ const config = operationById('getPushConfig');
 // ---- generators ----------------------------------------------------------------------------
 
 /** HTTP carries header values as visible ASCII with inner spaces; what is around them is not part of the value. */
-const sendableHeaderValue = (value: unknown): value is string => typeof value === 'string' && /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$|^$/.test(value);
+const sendableHeaderValue = (value: unknown): value is string =>
+  typeof value === 'string' && /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$|^$/.test(value);
 /**
  * What a path can carry of a generated value: text (a number or an array goes as its JSON
  * text), well-formed (a lone surrogate has no UTF-8, so no percent-encoding).
@@ -126,7 +133,15 @@ const mediaType = fc.oneof(
   { arbitrary: fc.constantFrom(...bodyMediaTypes).map((type) => ({ type, documented: true })), weight: 8 },
   { arbitrary: fc.constantFrom(...bodyMediaTypes.map((type) => `${type}; charset=utf-8`)).map((type) => ({ type, documented: true })), weight: 1 },
   {
-    arbitrary: fc.constantFrom(undefined, 'text/plain', 'application/x-www-form-urlencoded', 'application/merge-patch+json', 'application/json; charset=iso-8859-1').map((type) => ({ type, documented: false })),
+    arbitrary: fc
+      .constantFrom(
+        undefined,
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        'application/merge-patch+json',
+        'application/json; charset=iso-8859-1',
+      )
+      .map((type) => ({ type, documented: false })),
     weight: 1,
   },
 );
@@ -205,7 +220,10 @@ async function register(generated: Extract<Case, { kind: 'register' }>): Promise
     const broken = brokenRules(generated.body.value as Record<string, unknown>, Buffer.byteLength(text), deployment.instance);
     if (broken.length > 0) {
       count(`valid: refused at run time (${broken.join(', ')})`);
-      expect(answersOneOf(broken, response.status, response.json), `${what} breaks ${broken.join(', ')} but got ${response.status} ${response.text}`).toBe(true);
+      expect(
+        answersOneOf(broken, response.status, response.json),
+        `${what} breaks ${broken.join(', ')} but got ${response.status} ${response.text}`,
+      ).toBe(true);
     } else {
       count('valid: accepted');
       expect(response.status, `the document allows ${what}: ${response.text}`).toBe(200);
@@ -286,6 +304,9 @@ describe('requests generated from docs/openapi.yaml', () => {
     for (const needed of ['valid: accepted', 'invalid: refused', 'valid: revoke known', 'valid: revoke unknown']) {
       expect(seen.get(needed) ?? 0, `${needed} never happened:\n${summary}`).toBeGreaterThan(0);
     }
-    expect([...seen.keys()].some((key) => key.startsWith('valid: refused at run time')), summary).toBe(true);
+    expect(
+      [...seen.keys()].some((key) => key.startsWith('valid: refused at run time')),
+      summary,
+    ).toBe(true);
   }, 600_000);
 });

@@ -54,7 +54,9 @@ export async function denyViewChannel(pool: DatabasePool, channelId: string, use
 }
 
 export async function registrationId(pool: DatabasePool, userId: string, deviceId: string): Promise<string> {
-  return pool.oneFirst(sql.type(z.object({ id: z.string() }))`SELECT id FROM push_registrations WHERE user_id = ${userId} AND device_id = ${deviceId}`);
+  return pool.oneFirst(
+    sql.type(z.object({ id: z.string() }))`SELECT id FROM push_registrations WHERE user_id = ${userId} AND device_id = ${deviceId}`,
+  );
 }
 
 export interface PendingRow {

@@ -3,11 +3,11 @@
  * unknown paths and methods, and registrations that still succeed while Temporal is down.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../../../src/dev/daemons.js';
+import { waitFor } from '../../../devstack/daemons.js';
 import { startTestApi, type TestApi } from '../../support/api.js';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
 import { signDeviceToken, testJwtSecret } from '../../support/jwt.js';
-import { freePort } from '../../support/ports.js';
+import { freePort } from '../../../devstack/ports.js';
 import { createUser, nextId, registrationRowOf } from './host.js';
 import { checked } from './openapi.js';
 import { seenWorkflow, terminateAll } from './temporal.js';
@@ -43,7 +43,9 @@ describe('the per-user rate limit (50 requests/s)', () => {
     const user = await createUser(db.pool);
     const [phone, tablet] = [await tokenOf(user, 'phone'), await tokenOf(user, 'tablet')];
     const statuses = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => checked(limited)(i % 2 === 0 ? 'GET' : 'POST', i % 2 === 0 ? '/api/push/config' : '/api/push/drain', { token: i % 3 === 0 ? tablet : phone })),
+      Array.from({ length: 50 }, (_, i) =>
+        checked(limited)(i % 2 === 0 ? 'GET' : 'POST', i % 2 === 0 ? '/api/push/config' : '/api/push/drain', { token: i % 3 === 0 ? tablet : phone }),
+      ),
     );
     expect(statuses.every((response) => response.status !== 429)).toBe(true);
     const refused = await checked(limited)('GET', '/api/push/config', { token: tablet });
@@ -69,7 +71,10 @@ describe('the per-user rate limit (50 requests/s)', () => {
     const user = await createUser(db.pool);
     const token = await tokenOf(user);
     for (let i = 0; i < 50; i++) await limited.request('GET', '/api/push/config', { token });
-    const response = await checked(limited)('PUT', '/api/push/registration', { token, body: { transport: 'unifiedpush', token: 'https://ntfy.example/x' } });
+    const response = await checked(limited)('PUT', '/api/push/registration', {
+      token,
+      body: { transport: 'unifiedpush', token: 'https://ntfy.example/x' },
+    });
     expect(response.status).toBe(429);
     expect(await registrationRowOf(db.pool, user, 'phone')).toBeNull();
   });
@@ -112,7 +117,12 @@ describe('paths and methods', () => {
 
 describe('Temporal unreachable', () => {
   it('PUT, drain and DELETE still succeed from PostgreSQL; the miss is counted and logged with ids only', async () => {
-    const down = await startTestApi({ db, taskQueue, env: { TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`, PUSH_UP_ALLOW_PRIVATE: 'true' }, temporalDeadlineMs: 1_000 });
+    const down = await startTestApi({
+      db,
+      taskQueue,
+      env: { TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`, PUSH_UP_ALLOW_PRIVATE: 'true' },
+      temporalDeadlineMs: 1_000,
+    });
     try {
       const user = await createUser(db.pool);
       const token = await tokenOf(user);

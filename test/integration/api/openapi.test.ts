@@ -63,7 +63,11 @@ describe('docs/openapi.yaml', () => {
 
   it('links a registration to reading, deleting and draining it, so stateful tools can chain them', () => {
     const links = (operationById('putRegistration').operation.responses['200']!['links'] ?? {}) as Record<string, { operationId: string }>;
-    expect(Object.values(links).map((link) => link.operationId).sort()).toEqual(['deleteRegistration', 'drain', 'getRegistration']);
+    expect(
+      Object.values(links)
+        .map((link) => link.operationId)
+        .sort(),
+    ).toEqual(['deleteRegistration', 'drain', 'getRegistration']);
     for (const link of Object.values(links)) expect(() => operationById(link.operationId)).not.toThrow();
   });
 

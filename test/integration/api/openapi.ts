@@ -38,7 +38,9 @@ export function assertDocumented(method: string, requestPath: string, response: 
   if (verb === 'options' && response.status === 200) {
     // The router's own answer: the methods of the path, which must be the documented ones.
     const documented = Object.keys(openApi.paths[template]!).map((m) => m.toUpperCase());
-    const allowed = String(response.headers['allow']).split(/,\s*/).filter((m) => m !== 'HEAD');
+    const allowed = String(response.headers['allow'])
+      .split(/,\s*/)
+      .filter((m) => m !== 'HEAD');
     expect(allowed.sort(), where).toEqual(documented.sort());
     return;
   }

@@ -13,7 +13,7 @@ import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
 import { signDeviceToken, testJwtSecret } from '../../support/jwt.js';
-import { freePort } from '../../support/ports.js';
+import { freePort } from '../../../devstack/ports.js';
 import { serviceEnv, startProcess, waitReady, type RunningProcess } from '../../support/processes.js';
 import { createUser } from './host.js';
 
@@ -29,7 +29,10 @@ beforeAll(async () => {
   db = await freshDatabase();
   for (let i = 0; i < replicas; i++) {
     const port = await freePort();
-    const process = startProcess('api', serviceEnv(db.url, { PORT: String(port), JWT_SECRET: testJwtSecret, TEMPORAL_TASK_QUEUE: `rate-limit-${port}` }));
+    const process = startProcess(
+      'api',
+      serviceEnv(db.url, { PORT: String(port), JWT_SECRET: testJwtSecret, TEMPORAL_TASK_QUEUE: `rate-limit-${port}` }),
+    );
     apis.push({ url: `http://127.0.0.1:${port}`, process });
   }
   for (const api of apis) await waitReady(api.url, api.process);
@@ -63,7 +66,14 @@ describe('the per-user limit across two api processes', () => {
         const response = await request(`${apis[replica]!.url}/api/push/config`, { headers: { authorization: `Bearer ${token}` }, dispatcher: agent });
         const body = await response.body.json();
         const retryAfter = response.headers['retry-after'];
-        outcomes.push({ replica, sentAt, receivedAt: Date.now(), status: response.statusCode, retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined, body });
+        outcomes.push({
+          replica,
+          sentAt,
+          receivedAt: Date.now(),
+          status: response.statusCode,
+          retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
+          body,
+        });
       }
     };
     await Promise.all(Array.from({ length: 16 * replicas }, client));

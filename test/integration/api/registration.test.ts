@@ -115,7 +115,9 @@ describe('PUT /api/push/registration: validation (design §7)', () => {
     expect((await put(plain, device, { transport: 'unifiedpush', token: endpoint(), ...receiverKeys() })).status).toBe(200);
     const registration = await registrationId(db.pool, user, device);
     await db.pool.query(sql.unsafe`UPDATE push_registrations SET wake_outstanding = true, failures = 3 WHERE id = ${registration}`);
-    await addPending(db.pool, registration, [{ channelId: await createDm(db.pool, [user, await createUser(db.pool)]), isDm: true, firstAt: new Date() }]);
+    await addPending(db.pool, registration, [
+      { channelId: await createDm(db.pool, [user, await createUser(db.pool)]), isDm: true, firstAt: new Date() },
+    ]);
     before = await snapshot(db.pool);
   });
 
@@ -162,12 +164,27 @@ describe('PUT /api/push/registration: validation (design §7)', () => {
     ['an endpoint without "//"', 'plain', up('https:ntfy.example/up1'), /^token: must be an absolute/],
     ['an endpoint without a host', 'plain', up('https:///up1'), /^token: must be an absolute/],
     ['an empty endpoint', 'plain', up(''), /^token: must be an absolute/],
-    ['an endpoint over 2048 bytes', 'plain', up(`https://ntfy.example/${'a'.repeat(2049 - 'https://ntfy.example/'.length)}`), /^token: must be at most 2048 bytes/],
-    ['an endpoint over 2048 bytes in UTF-8 (fewer characters)', 'plain', up(`https://ntfy.example/${'é'.repeat(1020)}`), /^token: must be at most 2048 bytes/],
+    [
+      'an endpoint over 2048 bytes',
+      'plain',
+      up(`https://ntfy.example/${'a'.repeat(2049 - 'https://ntfy.example/'.length)}`),
+      /^token: must be at most 2048 bytes/,
+    ],
+    [
+      'an endpoint over 2048 bytes in UTF-8 (fewer characters)',
+      'plain',
+      up(`https://ntfy.example/${'é'.repeat(1020)}`),
+      /^token: must be at most 2048 bytes/,
+    ],
     ['an endpoint with credentials', 'plain', up('https://user:secret@ntfy.example/up1'), /^token: must not carry credentials/],
     ['an endpoint with whitespace', 'plain', up('https://ntfy.example/up 1'), /^token: must be a URL without whitespace/],
     ['an endpoint with a control character', 'plain', up('https://ntfy.example/up\u0000'), /^token: must be a URL without whitespace, control/],
-    ['an endpoint with a backslash', 'plain', up('https://ntfy.example\\@internal.example/'), /^token: must be a URL without whitespace, control characters or backslashes/],
+    [
+      'an endpoint with a backslash',
+      'plain',
+      up('https://ntfy.example\\@internal.example/'),
+      /^token: must be a URL without whitespace, control characters or backslashes/,
+    ],
     ['an endpoint with an invalid port', 'plain', up('https://ntfy.example:70000/up'), /^token: is not a valid URL/],
     // addresses (PUSH_UP_ALLOW_PRIVATE=false)
     ['a loopback literal', 'plain', up('https://127.0.0.1/up'), /^token: must not point to a .*loopback/],
@@ -176,11 +193,26 @@ describe('PUT /api/push/registration: validation (design §7)', () => {
     ['the unspecified address', 'plain', up('https://0.0.0.0/up'), /^token: must not point to/],
     ['a link-local literal (cloud metadata)', 'plain', up('https://169.254.169.254/latest'), /^token: must not point to .*link-local/],
     ['a private literal', 'plain', up('https://192.168.1.10/up'), /^token: must not point to .*private/],
-    ['a decimal IPv4 form of loopback (only dotted-decimal IPv4 is a host)', 'plain', up('https://2130706433/up'), /^token: must have a host that is a DNS name in ASCII, a dotted-decimal IPv4 address or a bracketed IPv6 address/],
+    [
+      'a decimal IPv4 form of loopback (only dotted-decimal IPv4 is a host)',
+      'plain',
+      up('https://2130706433/up'),
+      /^token: must have a host that is a DNS name in ASCII, a dotted-decimal IPv4 address or a bracketed IPv6 address/,
+    ],
     ['a hex IPv4 form of loopback', 'plain', up('https://0x7f.1/up'), /^token: must have a host that is a DNS name/],
-    ['a non-ASCII host (an IDN goes as its xn-- labels)', 'plain', up('https://ntfy.bücher.example/up'), /^token: must have a host that is a DNS name in ASCII/],
+    [
+      'a non-ASCII host (an IDN goes as its xn-- labels)',
+      'plain',
+      up('https://ntfy.bücher.example/up'),
+      /^token: must have a host that is a DNS name in ASCII/,
+    ],
     ['an endpoint with characters RFC 3986 does not allow', 'plain', up('https://ntfy.example/up{1}'), /^token: must be an RFC 3986 URI/],
-    ['an xn-- label that is not valid IDNA', 'plain', up('https://xn--zz.example/up'), /^token: has a host name that is not a valid internationalized domain name \(IDNA\)/],
+    [
+      'an xn-- label that is not valid IDNA',
+      'plain',
+      up('https://xn--zz.example/up'),
+      /^token: has a host name that is not a valid internationalized domain name \(IDNA\)/,
+    ],
     ['a name resolving to a private address', 'plain', up('https://internal.example/up'), /^token: must not point to .*private/],
     ['a name with a loopback address among public ones', 'plain', up('https://rebind.example/up'), /^token: must not point to .*loopback/],
     ['a name resolving to cloud metadata', 'plain', up('https://metadata.example/up'), /^token: must not point to .*link-local/],
@@ -188,14 +220,29 @@ describe('PUT /api/push/registration: validation (design §7)', () => {
     // receiver keys
     ['p256dh without auth', 'plain', up(endpoint(), { p256dh: keys.p256dh }), /^auth: p256dh and auth go together/],
     ['auth without p256dh', 'plain', up(endpoint(), { auth: keys.auth }), /^p256dh: p256dh and auth go together/],
-    ['a p256dh off the curve', 'plain', up(endpoint(), { ...keys, p256dh: offCurve }), /^p256dh: must be base64url of a 65-byte uncompressed point on P-256/],
+    [
+      'a p256dh off the curve',
+      'plain',
+      up(endpoint(), { ...keys, p256dh: offCurve }),
+      /^p256dh: must be base64url of a 65-byte uncompressed point on P-256/,
+    ],
     ['a compressed p256dh', 'plain', up(endpoint(), { ...keys, p256dh: compressed }), /^p256dh: /],
     ['a p256dh with the wrong prefix byte', 'plain', up(endpoint(), { ...keys, p256dh: wrongPrefix }), /^p256dh: /],
     ['a p256dh in standard base64', 'plain', up(endpoint(), { ...keys, p256dh: standardBase64Key }), /^p256dh: /],
     ['a p256dh of 64 bytes', 'plain', up(endpoint(), { ...keys, p256dh: randomBytes(64).toString('base64url') }), /^p256dh: /],
     ['a p256dh that is not a string', 'plain', up(endpoint(), { ...keys, p256dh: 65 }), /^p256dh: must be a base64url string/],
-    ['an auth of 15 bytes', 'plain', up(endpoint(), { ...keys, auth: randomBytes(15).toString('base64url') }), /^auth: must be base64url of 16 bytes/],
-    ['an auth of 17 bytes', 'plain', up(endpoint(), { ...keys, auth: randomBytes(17).toString('base64url') }), /^auth: must be base64url of 16 bytes/],
+    [
+      'an auth of 15 bytes',
+      'plain',
+      up(endpoint(), { ...keys, auth: randomBytes(15).toString('base64url') }),
+      /^auth: must be base64url of 16 bytes/,
+    ],
+    [
+      'an auth of 17 bytes',
+      'plain',
+      up(endpoint(), { ...keys, auth: randomBytes(17).toString('base64url') }),
+      /^auth: must be base64url of 16 bytes/,
+    ],
     ['an auth that is not base64url', 'plain', up(endpoint(), { ...keys, auth: 'not base64url at all!!' }), /^auth: /],
     ['an auth with bad padding', 'plain', up(endpoint(), { ...keys, auth: `${keys.auth}=` }), /^auth: /],
     // FCM token
@@ -205,7 +252,12 @@ describe('PUT /api/push/registration: validation (design §7)', () => {
     ['an FCM token with a NUL', 'withFcm', { transport: 'fcm', token: 'abc\u0000def' }, /^token: must not contain whitespace or control/],
     ['an FCM token over 2048 bytes', 'withFcm', { transport: 'fcm', token: 'a'.repeat(2049) }, /^token: must be at most 2048 bytes/],
     ['an FCM token that is not ASCII', 'withFcm', { transport: 'fcm', token: 'abcé' }, /^token: must be printable ASCII/],
-    ['FCM with an empty p256dh', 'withFcm', { transport: 'fcm', token: fcmToken(), p256dh: '', auth: keys.auth }, /^p256dh: keys are for unifiedpush only/],
+    [
+      'FCM with an empty p256dh',
+      'withFcm',
+      { transport: 'fcm', token: fcmToken(), p256dh: '', auth: keys.auth },
+      /^p256dh: keys are for unifiedpush only/,
+    ],
     ['FCM with receiver keys', 'withFcm', { transport: 'fcm', token: fcmToken(), ...keys }, /^p256dh: keys are for unifiedpush only/],
     // the body as a whole
     ['a JSON array', 'plain', [{ transport: 'unifiedpush', token: endpoint() }], /^body: must be a JSON object/],
@@ -230,9 +282,27 @@ describe('PUT /api/push/registration: validation (design §7)', () => {
     ['text/plain', { 'content-type': 'text/plain' }, JSON.stringify(up(endpoint())), 415, 'unsupported_media_type'],
     ['a form', { 'content-type': 'application/x-www-form-urlencoded' }, 'transport=unifiedpush', 415, 'unsupported_media_type'],
     ['a JSON subtype', { 'content-type': 'application/merge-patch+json' }, JSON.stringify(up(endpoint())), 415, 'unsupported_media_type'],
-    ['a charset other than UTF-8', { 'content-type': 'application/json; charset=iso-8859-1' }, JSON.stringify(up(endpoint())), 415, 'unsupported_media_type'],
-    ['a gzip content coding', { 'content-type': 'application/json', 'content-encoding': 'gzip' }, JSON.stringify(up(endpoint())), 415, 'unsupported_media_type'],
-    ['a body over 4096 bytes', { 'content-type': 'application/json' }, JSON.stringify({ ...up(endpoint()), padding: 'x'.repeat(5000) }), 413, 'payload_too_large'],
+    [
+      'a charset other than UTF-8',
+      { 'content-type': 'application/json; charset=iso-8859-1' },
+      JSON.stringify(up(endpoint())),
+      415,
+      'unsupported_media_type',
+    ],
+    [
+      'a gzip content coding',
+      { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      JSON.stringify(up(endpoint())),
+      415,
+      'unsupported_media_type',
+    ],
+    [
+      'a body over 4096 bytes',
+      { 'content-type': 'application/json' },
+      JSON.stringify({ ...up(endpoint()), padding: 'x'.repeat(5000) }),
+      413,
+      'payload_too_large',
+    ],
     ['a body of 1 MiB', { 'content-type': 'application/json' }, Buffer.alloc(1 << 20, 0x20), 413, 'payload_too_large'],
   ];
 
@@ -257,7 +327,13 @@ describe('PUT /api/push/registration: validation (design §7)', () => {
     const token = await tokenFor(user, device);
     const status = await new Promise<number>((resolve, reject) => {
       const req = httpRequest(
-        { host: url.hostname, port: url.port, method: 'PUT', path: '/api/push/registration', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' } },
+        {
+          host: url.hostname,
+          port: url.port,
+          method: 'PUT',
+          path: '/api/push/registration',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+        },
         (res) => {
           res.resume();
           resolve(res.statusCode ?? 0);
@@ -288,7 +364,12 @@ describe('PUT /api/push/registration: validation (design §7)', () => {
     ['UnifiedPush without keys', 'plain', up(endpoint()), false],
     ['UnifiedPush with null keys', 'plain', up(endpoint(), { p256dh: null, auth: null }), false],
     ['UnifiedPush with unpadded keys', 'plain', up(endpoint(), receiverKeys()), true],
-    ['UnifiedPush with padded keys', 'plain', up(endpoint(), (({ p256dh, auth }) => ({ p256dh: padded(p256dh), auth: padded(auth) }))(receiverKeys())), true],
+    [
+      'UnifiedPush with padded keys',
+      'plain',
+      up(endpoint(), (({ p256dh, auth }) => ({ p256dh: padded(p256dh), auth: padded(auth) }))(receiverKeys())),
+      true,
+    ],
     ['an endpoint of exactly 2048 bytes', 'plain', up(`https://ntfy.example/${'a'.repeat(2048 - 'https://ntfy.example/'.length)}`), false],
     ['a public IP literal', 'plain', up('https://93.184.215.14:8443/up'), false],
     ['a public IPv6 literal', 'plain', up('https://[2606:4700::1111]/up'), false],
@@ -347,7 +428,9 @@ describe('PUT /api/push/registration: what is stored', () => {
     const deviceId = `phone-${nextId()}`;
     const token = endpoint();
     const first = (await put(plain, deviceId, { transport: 'unifiedpush', token })).json as { created_at: string; updated_at: string };
-    await db.pool.query(sql.unsafe`UPDATE push_registrations SET failures = 7, wake_outstanding = true WHERE user_id = ${user} AND device_id = ${deviceId}`);
+    await db.pool.query(
+      sql.unsafe`UPDATE push_registrations SET failures = 7, wake_outstanding = true WHERE user_id = ${user} AND device_id = ${deviceId}`,
+    );
     const second = (await put(plain, deviceId, { transport: 'unifiedpush', token })).json as { created_at: string; updated_at: string };
     expect(second.created_at).toBe(first.created_at);
     expect(Date.parse(second.updated_at)).toBeGreaterThan(Date.parse(first.updated_at));
@@ -362,7 +445,12 @@ describe('PUT /api/push/registration: what is stored', () => {
     const newEndpoint = endpoint();
     const second = (await put(plain, deviceId, { transport: 'unifiedpush', token: newEndpoint })).json as { created_at: string; encrypted: boolean };
     expect(second).toMatchObject({ created_at: first.created_at, encrypted: false });
-    expect(await registrationRowOf(db.pool, user, deviceId)).toMatchObject({ token: newEndpoint, up_p256dh: null, up_auth: null, wake_outstanding: false });
+    expect(await registrationRowOf(db.pool, user, deviceId)).toMatchObject({
+      token: newEndpoint,
+      up_p256dh: null,
+      up_auth: null,
+      wake_outstanding: false,
+    });
   });
 
   it('switching transport replaces transport, token, keys and created_at, and keeps what is pending', async () => {
@@ -429,7 +517,9 @@ describe('GET and DELETE /api/push/registration', () => {
     const token = await tokenFor(user, deviceId);
     await put(plain, deviceId, { transport: 'unifiedpush', token: endpoint() });
     const registration = await registrationId(db.pool, user, deviceId);
-    await addPending(db.pool, registration, [{ channelId: await createDm(db.pool, [user, await createUser(db.pool)]), isDm: true, firstAt: new Date() }]);
+    await addPending(db.pool, registration, [
+      { channelId: await createDm(db.pool, [user, await createUser(db.pool)]), isDm: true, firstAt: new Date() },
+    ]);
 
     for (let attempt = 0; attempt < 2; attempt++) {
       const response = await checked(plain)('DELETE', '/api/push/registration', { token });

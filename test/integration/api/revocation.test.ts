@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { waitFor } from '../../../src/dev/daemons.js';
+import { waitFor } from '../../../devstack/daemons.js';
 import { startTestApi, type TestApi } from '../../support/api.js';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
 import { signDeviceToken, testJwtSecret } from '../../support/jwt.js';
@@ -47,7 +47,9 @@ async function fullDevice(userId: string, deviceId: string): Promise<string> {
   });
   expect(put.status).toBe(200);
   const registration = await registrationId(db.pool, userId, deviceId);
-  await addPending(db.pool, registration, [{ channelId: await createDm(db.pool, [userId, await createUser(db.pool)]), isDm: true, firstAt: new Date() }]);
+  await addPending(db.pool, registration, [
+    { channelId: await createDm(db.pool, [userId, await createUser(db.pool)]), isDm: true, firstAt: new Date() },
+  ]);
   return registration;
 }
 

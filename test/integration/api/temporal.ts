@@ -49,7 +49,12 @@ export async function terminateAll(client: Client, taskQueue: string): Promise<v
   const running = client.workflow.list({ query: `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running'` });
   const ends: Promise<unknown>[] = [];
   for await (const workflow of running) {
-    ends.push(client.workflow.getHandle(workflow.workflowId).terminate('api test finished').catch(() => undefined));
+    ends.push(
+      client.workflow
+        .getHandle(workflow.workflowId)
+        .terminate('api test finished')
+        .catch(() => undefined),
+    );
   }
   await Promise.all(ends);
 }

@@ -54,7 +54,10 @@ afterAll(async () => {
 async function publishAndSettle(channelId: string, authorId: string): Promise<string> {
   const id = nextId();
   await h.publish(messageEvent(channelId, authorId, id));
-  await until(`event ${id} handled`, async () => (await h.consumerIdle()) && (await pendingRows(db.pool, channelId)).some((r) => r.last_message_id === id));
+  await until(
+    `event ${id} handled`,
+    async () => (await h.consumerIdle()) && (await pendingRows(db.pool, channelId)).some((r) => r.last_message_id === id),
+  );
   return id;
 }
 

@@ -10,7 +10,16 @@ import type { EventBridge } from '../../../src/bridge/event-bridge.js';
 import { VIEW_CHANNEL } from '../../../src/permissions/flags.js';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
 import { hostFixtures, nextId, type HostFixtures, type Registration } from '../../support/host-fixtures.js';
-import { bridgeHarness, messageEvent, outcomeCount, pendingRows, pendingSignals, until, type BridgeHarness, type MessageEventBody } from './harness.js';
+import {
+  bridgeHarness,
+  messageEvent,
+  outcomeCount,
+  pendingRows,
+  pendingSignals,
+  until,
+  type BridgeHarness,
+  type MessageEventBody,
+} from './harness.js';
 
 let db: TestDatabase;
 let h: BridgeHarness;
@@ -54,7 +63,9 @@ async function readerRow(channelId: string) {
 }
 
 const ledgerSize = async (ids: readonly string[]) =>
-  db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int4 AS n FROM push_processed_events WHERE message_id = ANY(${sql.array(ids, 'int8')})`);
+  db.pool.oneFirst(
+    sql.type(z.object({ n: z.number() }))`SELECT count(*)::int4 AS n FROM push_processed_events WHERE message_id = ANY(${sql.array(ids, 'int8')})`,
+  );
 
 describe('exactly once', () => {
   it('events published while the bridge is stopped are processed when it returns, each counted once', async () => {
@@ -100,7 +111,11 @@ describe('exactly once', () => {
       return rows.every((row) => row?.message_count === 40);
     });
     for (const [i, channel] of channels.entries()) {
-      expect(await readerRow(channel)).toMatchObject({ message_count: 40, first_message_id: perChannel[i]![0]!.id, last_message_id: perChannel[i]![39]!.id });
+      expect(await readerRow(channel)).toMatchObject({
+        message_count: 40,
+        first_message_id: perChannel[i]![0]!.id,
+        last_message_id: perChannel[i]![39]!.id,
+      });
     }
     expect(await ledgerSize(perChannel.flat().map((e) => e.id))).toBe(120);
   });

@@ -15,7 +15,7 @@ import { inject } from 'vitest';
 import { z } from 'zod';
 import { startEventBridge, type EventBridge, type EventBridgeOptions } from '../../../src/bridge/event-bridge.js';
 import { bridgeMetrics, type EventOutcome } from '../../../src/bridge/metrics.js';
-import { waitFor } from '../../../src/dev/daemons.js';
+import { waitFor } from '../../../devstack/daemons.js';
 import type { Logger } from '../../../src/log.js';
 import { registrationWorkflowId } from '../../../temporal/names.js';
 import '../../support/provided.js';
@@ -32,7 +32,12 @@ export function capturedLogger(): { log: Logger; lines: () => string[] } {
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      lines.push(...chunk.toString().split('\n').filter((l) => l !== ''));
+      lines.push(
+        ...chunk
+          .toString()
+          .split('\n')
+          .filter((l) => l !== ''),
+      );
       done();
     },
   });

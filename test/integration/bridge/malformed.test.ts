@@ -46,7 +46,10 @@ describe('malformed events', () => {
     const bad = [
       { subject: `channel.${channel}.MESSAGE_CREATE`, body: `{"id": "${nextId()}", "content": "${SECRET}"` }, // not JSON
       { subject: `channel.${channel}.MESSAGE_CREATE`, body: JSON.stringify({ ...messageEvent(nextId(), author, nextId()), content: SECRET }) }, // channel_id ≠ subject
-      { subject: `channel.${channel}.MESSAGE_CREATE`, body: JSON.stringify({ ...messageEvent(channel, author, '9223372036854775808'), content: SECRET }) }, // id beyond int8
+      {
+        subject: `channel.${channel}.MESSAGE_CREATE`,
+        body: JSON.stringify({ ...messageEvent(channel, author, '9223372036854775808'), content: SECRET }),
+      }, // id beyond int8
       { subject: `channel.${channel}.MESSAGE_CREATE`, body: JSON.stringify({ ...messageEvent(channel, author, nextId()), created_at: 'yesterday' }) },
       { subject: `channel.${channel}.MESSAGE_CREATE`, body: JSON.stringify({ ...messageEvent(channel, author, nextId()), author_id: 7 }) },
       { subject: 'channel.general.MESSAGE_CREATE', body: JSON.stringify({ ...messageEvent('general', author, nextId()), content: SECRET }) },
@@ -54,9 +57,14 @@ describe('malformed events', () => {
     for (const { subject, body } of bad) await h.publishRaw(subject, body);
     await h.publish(valid);
 
-    await until('the valid event recorded and the stream drained', async () => (await h.consumerIdle()) && (await pendingRows(db.pool, channel)).length > 0);
+    await until(
+      'the valid event recorded and the stream drained',
+      async () => (await h.consumerIdle()) && (await pendingRows(db.pool, channel)).length > 0,
+    );
     expect(await outcomeCount('malformed')).toBe(malformedBefore + bad.length);
-    expect(await pendingRows(db.pool, channel)).toEqual([expect.objectContaining({ registration_id: reader.id, message_count: 1, first_message_id: valid.id })]);
+    expect(await pendingRows(db.pool, channel)).toEqual([
+      expect.objectContaining({ registration_id: reader.id, message_count: 1, first_message_id: valid.id }),
+    ]);
     expect(await pendingSignals(h.temporal, reader)).toBe(1);
 
     const info = await (await jetstreamManager(h.nc)).consumers.info(h.stream, h.consumer);

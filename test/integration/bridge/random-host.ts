@@ -40,7 +40,12 @@ interface AbstractServer {
 export interface AbstractWorld {
   readonly servers: readonly AbstractServer[];
   readonly dms: readonly { readonly members: readonly number[] }[];
-  readonly mutes: readonly { readonly user: number; readonly scope: { channel: number } | { server: number }; readonly muted: boolean; readonly until: Until }[];
+  readonly mutes: readonly {
+    readonly user: number;
+    readonly scope: { channel: number } | { server: number };
+    readonly muted: boolean;
+    readonly until: Until;
+  }[];
   /** Per channel (servers' channels first, then DMs, modulo their count): its message's author. */
   readonly authors: readonly number[];
 }
@@ -69,7 +74,10 @@ const server: fc.Arbitrary<AbstractServer> = fc.record({
   everyone: fc.option(mask, { freq: 8, nil: null }),
   roles: fc.array(fc.record({ permissions: mask, position: fc.integer({ min: 0, max: 10 }) }), { maxLength: 4 }),
   memberRoles: fc.array(fc.record({ user, role: roleRef }), { maxLength: 12 }),
-  channels: fc.array(fc.record({ type: fc.constantFrom('text' as const, 'voice' as const), overwrites: fc.array(overwrite, { maxLength: 6 }) }), { minLength: 1, maxLength: 3 }),
+  channels: fc.array(fc.record({ type: fc.constantFrom('text' as const, 'voice' as const), overwrites: fc.array(overwrite, { maxLength: 6 }) }), {
+    minLength: 1,
+    maxLength: 3,
+  }),
 });
 
 export const abstractWorld: fc.Arbitrary<AbstractWorld> = fc.record({
@@ -119,7 +127,8 @@ export function materialize(world: AbstractWorld, now: Date): ConcreteWorld {
       const id = nextId();
       channels.push({ id, serverId: serverIds[i]!, type: c.type });
       for (const o of c.overwrites) {
-        const [targetType, targetId] = 'member' in o.target ? (['member', users[o.target.member]!] as const) : (['role', roleId(o.target.role)] as const);
+        const [targetType, targetId] =
+          'member' in o.target ? (['member', users[o.target.member]!] as const) : (['role', roleId(o.target.role)] as const);
         if (targetId !== undefined) overwrites.push({ channelId: id, targetType, targetId, allow: o.allow, deny: o.deny });
       }
     }),
@@ -131,7 +140,9 @@ export function materialize(world: AbstractWorld, now: Date): ConcreteWorld {
   const untilDate = { never: null, past: new Date(now.getTime() - hour), future: new Date(now.getTime() + hour) } as const;
   const notificationSettings: NotificationSettingRow[] = world.mutes.map((m) => ({
     userId: users[m.user]!,
-    ...('channel' in m.scope ? { scopeType: 'channel' as const, scopeId: channels[m.scope.channel % channels.length]!.id } : { scopeType: 'server' as const, scopeId: serverIds[m.scope.server]! }),
+    ...('channel' in m.scope
+      ? { scopeType: 'channel' as const, scopeId: channels[m.scope.channel % channels.length]!.id }
+      : { scopeType: 'server' as const, scopeId: serverIds[m.scope.server]! }),
     muted: m.muted,
     muteUntil: untilDate[m.until],
   }));

@@ -46,7 +46,12 @@ async function sqlRecipients(message: { channelId: string; authorId: string; ser
 
 /** The drain's question: which of these channels may this one user see? */
 async function sqlChannelsOf(world: ConcreteWorld, userId: string): Promise<string[]> {
-  const rows = await db.pool.any(sql.type(viewerRow)`SELECT channel_id, user_id FROM (${channelViewers(world.data.channels.map((c) => c.id), userId)}) v`);
+  const rows = await db.pool.any(
+    sql.type(viewerRow)`SELECT channel_id, user_id FROM (${channelViewers(
+      world.data.channels.map((c) => c.id),
+      userId,
+    )}) v`,
+  );
   expect(rows.every((r) => r.user_id === userId)).toBe(true);
   return rows.map((r) => r.channel_id).sort();
 }
@@ -71,7 +76,10 @@ describe('SQL recipients equal the TypeScript reference', () => {
         }
         const users = [...new Set(world.data.serverMembers.map((m) => m.userId).concat(world.data.channelMembers.map((m) => m.userId)))];
         for (const user of users) {
-          const expected = world.data.channels.filter((c) => reference.channelViewers(world.data, c.id).has(user)).map((c) => c.id).sort();
+          const expected = world.data.channels
+            .filter((c) => reference.channelViewers(world.data, c.id).has(user))
+            .map((c) => c.id)
+            .sort();
           expect(await sqlChannelsOf(world, user), `channels user ${user} may see`).toEqual(expected);
         }
         for (const message of world.messages) {
@@ -79,7 +87,9 @@ describe('SQL recipients equal the TypeScript reference', () => {
           expect(await sqlRecipients(message), `recipients of a message by ${message.authorId} in ${message.channelId}`).toEqual(expected);
           const serverId = world.data.channels.find((c) => c.id === message.channelId)!.serverId;
           expect(await sqlRecipients({ ...message, serverId }), `the same, with the channel's server given`).toEqual(expected);
-          const members = world.data.serverMembers.filter((m) => m.serverId === world.data.channels.find((c) => c.id === message.channelId)?.serverId);
+          const members = world.data.serverMembers.filter(
+            (m) => m.serverId === world.data.channels.find((c) => c.id === message.channelId)?.serverId,
+          );
           if (expected.length > 0 && expected.length < members.length - 1) nonTrivial++;
         }
       }),

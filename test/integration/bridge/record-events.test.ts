@@ -30,7 +30,12 @@ afterAll(async () => {
 });
 
 const at = (second: number) => new Date(Date.UTC(2026, 9, 15, 12, 0, second));
-const event = (channelId: string, author: Registration, messageId: string, createdAt: Date): MessageEvent => ({ messageId, channelId, authorId: author.userId, createdAt });
+const event = (channelId: string, author: Registration, messageId: string, createdAt: Date): MessageEvent => ({
+  messageId,
+  channelId,
+  authorId: author.userId,
+  createdAt,
+});
 const ids = (n: number) => Array.from({ length: n }, () => nextId()); // increasing
 const rowOf = async (channelId: string, device: Registration) => (await pendingRows(db.pool, channelId)).find((r) => r.registration_id === device.id);
 const signalled = (devices: readonly { registrationId: string }[]) => devices.map((d) => d.registrationId).sort();
@@ -40,7 +45,11 @@ describe('recordChannelEvents', () => {
     const channel = await host.channel(server);
     const [m1, m2, m3] = ids(3);
     // Out of order, and alice wrote two of the three.
-    const recorded = await recordChannelEvents(db.pool, channel, [event(channel, alice, m3!, at(3)), event(channel, bob, m2!, at(2)), event(channel, alice, m1!, at(1))]);
+    const recorded = await recordChannelEvents(db.pool, channel, [
+      event(channel, alice, m3!, at(3)),
+      event(channel, bob, m2!, at(2)),
+      event(channel, alice, m1!, at(1)),
+    ]);
     expect(recorded.records).toEqual(['counted', 'counted', 'counted']);
     expect(await rowOf(channel, alice)).toMatchObject({ message_count: 1, first_message_id: m2, last_message_id: m2, first_at: at(2) });
     expect(await rowOf(channel, bob)).toMatchObject({ message_count: 2, first_message_id: m1, last_message_id: m3, first_at: at(1) });
@@ -53,7 +62,11 @@ describe('recordChannelEvents', () => {
     const [owner, u1, u2, u3] = await host.users(4);
     const other = await host.server({ owner: owner!, everyone: VIEW_CHANNEL, members: [u1!, u2!, u3!] });
     const channel = await host.channel(other);
-    const devices = [await host.registration(u1!, { transport: 'fcm' }), await host.registration(u2!, { transport: 'unifiedpush' }), await host.registration(u3!)];
+    const devices = [
+      await host.registration(u1!, { transport: 'fcm' }),
+      await host.registration(u2!, { transport: 'unifiedpush' }),
+      await host.registration(u3!),
+    ];
     const [m1] = ids(1);
     const recorded = await recordChannelEvents(db.pool, channel, [{ messageId: m1!, channelId: channel, authorId: owner!, createdAt: at(1) }]);
     const device = (r: Registration) => ({ registrationId: r.id, userId: r.userId, deviceId: r.deviceId, transport: r.transport });

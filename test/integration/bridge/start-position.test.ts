@@ -66,7 +66,9 @@ function events(channelId: string, count: number): MessageEventBody[] {
 
 const readerRow = async (channelId: string) => (await pendingRows(db.pool, channelId)).find((r) => r.registration_id === reader.id);
 const ledgerHas = async (ids: readonly string[]) =>
-  db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int4 AS n FROM push_processed_events WHERE message_id = ANY(${sql.array(ids, 'int8')})`);
+  db.pool.oneFirst(
+    sql.type(z.object({ n: z.number() }))`SELECT count(*)::int4 AS n FROM push_processed_events WHERE message_id = ANY(${sql.array(ids, 'int8')})`,
+  );
 
 /** What the bridge logged, parsed. */
 const logged = (lines: () => string[]) => lines().map((l) => JSON.parse(l) as Record<string, unknown> & { msg: string; level: number });
@@ -75,7 +77,9 @@ describe('where the bridge consumer starts', () => {
   it("a first start on the host's stream wakes nobody for the messages already in it, and counts those published from then on", async () => {
     const h = await harness();
     // The host's own stream over the subjects, keeping messages regardless of age.
-    await (await jetstreamManager(h.nc)).streams.add({
+    await (
+      await jetstreamManager(h.nc)
+    ).streams.add({
       name: h.stream,
       subjects: [messageCreateSubjects(h.subjectPrefix)],
       storage: StorageType.File,
@@ -139,7 +143,9 @@ describe('where the bridge consumer starts', () => {
     const [older, newer] = [events(channel, 2), events(channel, 3)];
     for (const event of older) await h.publish(event);
     const jsm = await jetstreamManager(h.nc);
-    const lastOlder = (await jsm.streams.getMessage(h.stream, { last_by_subj: `${h.subjectPrefix}channel.${channel}.MESSAGE_CREATE` }))!.time.getTime();
+    const lastOlder = (await jsm.streams.getMessage(h.stream, {
+      last_by_subj: `${h.subjectPrefix}channel.${channel}.MESSAGE_CREATE`,
+    }))!.time.getTime();
     // The start time has millisecond precision: let the (shared) clock pass the older messages' millisecond.
     const startAt = new Date(lastOlder + 1);
     await until('the clock past the older messages', async () => Date.now() > startAt.getTime());

@@ -1,4 +1,7 @@
-/** Runs a built command line (dist/src/bin/<name>.js) as an operator would, collecting its output and exit code. */
+/**
+ * Runs a built command line as an operator would, collecting its output and exit code: the
+ * service's (dist/src/bin/<name>.js) or the simulator's (`simulate-device`: dist-tools/simulator/cli.js).
+ */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { projectRoot } from '../../../src/paths.js';
@@ -9,7 +12,11 @@ export interface CliRun {
 }
 
 export function runCli(name: string, args: readonly string[], env: Record<string, string> = {}): CliRun {
-  const child = spawn(process.execPath, [path.join(projectRoot, 'dist', 'src', 'bin', `${name}.js`), ...args], {
+  const command =
+    name === 'simulate-device'
+      ? path.join(projectRoot, 'dist-tools', 'simulator', 'cli.js')
+      : path.join(projectRoot, 'dist', 'src', 'bin', `${name}.js`);
+  const child = spawn(process.execPath, [command, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { PATH: '/usr/local/bin:/usr/bin:/bin', ...env },
   });

@@ -5,7 +5,7 @@
  * member getting nothing at all.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runDemoScenario, type RunningDemo } from '../../../src/simulator/demo/scenario.js';
+import { runDemoScenario, type RunningDemo } from '../../../simulator/demo/scenario.js';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
 import { testJwtSecret } from '../../support/jwt.js';
 import { productHarness, type ProductHarness } from './harness.js';
@@ -56,11 +56,15 @@ describe('the live demonstration', () => {
     expect(report.silent).toEqual({ dave: { wakes: 0, pendingRows: 0, workflowWakes: 0 }, erin: { wakes: 0, pendingRows: 0, workflowWakes: 0 } });
 
     const text = output.join('\n');
-    expect(text).toMatch(/bob +← wake via UnifiedPush, Urgency high, 123-byte RFC 8291 record, decrypted with the phone's key: \{"v":"1","t":"wake"\}/);
+    expect(text).toMatch(
+      /bob +← wake via UnifiedPush, Urgency high, 123-byte RFC 8291 record, decrypted with the phone's key: \{"v":"1","t":"wake"\}/,
+    );
     expect(text).toMatch(/carol +← wake via FCM, priority NORMAL, data \{"v":"1","t":"wake"\}/);
     expect(text).toContain('drain → #crew: 3 messages');
     expect(text).toContain('the push service never has plaintext');
-    expect(report.webUi.bob).toBe(`http://ui.example:8233/namespaces/default/workflows/${encodeURIComponent(`push-device:${report.world.users.bob}:${report.deviceIds.bob}`)}`);
+    expect(report.webUi.bob).toBe(
+      `http://ui.example:8233/namespaces/default/workflows/${encodeURIComponent(`push-device:${report.world.users.bob}:${report.deviceIds.bob}`)}`,
+    );
     expect(text).toContain(report.webUi.erin);
     expect(text).toMatch(/Demonstration done in \d+\.\d s\./);
   });

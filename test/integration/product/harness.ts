@@ -13,8 +13,8 @@ import { inject } from 'vitest';
 import { createActivities } from '../../../activities/index.js';
 import { startEventBridge, type EventBridge } from '../../../src/bridge/event-bridge.js';
 import { loadConfig } from '../../../src/config/index.js';
-import { createServiceAccount } from '../../../src/dev/stand-ins/google-oauth.js';
-import { startLocalFcm, type LocalFcm } from '../../../src/dev/stand-ins/local-fcm.js';
+import { createServiceAccount } from '../../../devstack/stand-ins/google-oauth.js';
+import { startLocalFcm, type LocalFcm } from '../../../devstack/stand-ins/local-fcm.js';
 import { createLogger } from '../../../src/log.js';
 import { createTransports } from '../../../src/transports/index.js';
 import { createWorker } from '../../../temporal/worker.js';
@@ -45,7 +45,11 @@ export async function productHarness(db: TestDatabase, options: { readonly bridg
   const account = createServiceAccount('zippchat-product');
   const fcm = await startLocalFcm({ account });
   const fcmEnv = { FCM_PROJECT_ID: account.projectId, FCM_CREDENTIALS_JSON: account.keyFile(fcm.tokenUrl), FCM_ENDPOINT: fcm.url };
-  const api = await startTestApi({ db, taskQueue, env: { FCM_PROJECT_ID: 'zippchat-product', PUSH_UP_ALLOW_PRIVATE: 'true', PUSH_UP_ALLOW_HTTP: 'true' } });
+  const api = await startTestApi({
+    db,
+    taskQueue,
+    env: { FCM_PROJECT_ID: 'zippchat-product', PUSH_UP_ALLOW_PRIVATE: 'true', PUSH_UP_ALLOW_HTTP: 'true' },
+  });
   const connection = await Connection.connect({ address: inject('temporalAddress') });
   const client = new Client({ connection });
   const worker = await startWorker(db, taskQueue, client, fcmEnv);
@@ -85,7 +89,15 @@ async function startWorker(db: TestDatabase, taskQueue: string, client: Client, 
     connection,
     namespace: 'default',
     taskQueue,
-    activities: createActivities({ pool: db.pool, log, coalescing: config.coalescing, fcmBudget: config.fcmBudget, transports, temporal: client, taskQueue }),
+    activities: createActivities({
+      pool: db.pool,
+      log,
+      coalescing: config.coalescing,
+      fcmBudget: config.fcmBudget,
+      transports,
+      temporal: client,
+      taskQueue,
+    }),
     overrides: { maxCachedWorkflows: 100, shutdownGraceTime: '2s' },
   });
   const running = worker.run();

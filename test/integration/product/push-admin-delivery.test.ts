@@ -46,7 +46,11 @@ describe('push-admin device', () => {
     await db.pool.query(sql.unsafe`
       INSERT INTO push_registrations (user_id, device_id, transport, token, backoff_until, backoff_reason, backoff_count)
       VALUES (1, 'fairphone', 'unifiedpush', 'https://up.example/SECRET', now() - interval '1 minute', 'UnifiedPush 429: rate limited', 1)`);
-    const report = await inspectDevice({ pool: db.pool, temporal: temporal.client, namespace: 'default', uiUrl: undefined, fcmBudget }, '1', 'fairphone');
+    const report = await inspectDevice(
+      { pool: db.pool, temporal: temporal.client, namespace: 'default', uiUrl: undefined, fcmBudget },
+      '1',
+      'fairphone',
+    );
     expect(report.delivery).toEqual({ budget: null, backoff: null });
     expect(formatDeviceReport(report).join('\n')).toContain('back-off       none');
   });

@@ -7,14 +7,14 @@ import { sql } from 'slonik';
 import { inject } from 'vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { waitFor } from '../../../src/dev/daemons.js';
+import { waitFor } from '../../../devstack/daemons.js';
 import { loadConfig } from '../../../src/config/index.js';
 import { inspectDevice } from '../../../src/operations/device-report.js';
 import { formatDeviceReport } from '../../../src/operations/format.js';
 import { pruneRegistration } from '../../../src/operations/prune-registration.js';
 import { countRegistrations } from '../../../src/operations/registration-counts.js';
 import { runAdmin } from '../../../src/operations/admin-cli.js';
-import { createDeviceKeys, startDistributor, type LocalDistributor } from '../../../src/simulator/distributor.js';
+import { createDeviceKeys, startDistributor, type LocalDistributor } from '../../../simulator/distributor.js';
 import { registrationWorkflowId } from '../../../temporal/names.js';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
 import { hostFixtures, nextId, type HostFixtures } from '../../support/host-fixtures.js';
@@ -55,7 +55,9 @@ async function wokenPhone() {
   const token = await signDeviceToken({ userId: reader!, deviceId, secret: testJwtSecret });
   const body = { transport: 'unifiedpush', token: endpoint, p256dh: keys.p256dh.toString('base64url'), auth: keys.auth.toString('base64url') };
   expect((await h.api.request('PUT', '/api/push/registration', { token, body })).status).toBe(200);
-  await db.pool.query(sql.unsafe`INSERT INTO refresh_tokens (user_id, device_id, expires_at) VALUES (${reader!}, ${deviceId}, now() + interval '1 day')`);
+  await db.pool.query(
+    sql.unsafe`INSERT INTO refresh_tokens (user_id, device_id, expires_at) VALUES (${reader!}, ${deviceId}, now() + interval '1 day')`,
+  );
   const event = { id: nextId(), channel_id: dm, author_id: author!, created_at: new Date().toISOString() };
   await jetstream(h.nc).publish(`${h.subjectPrefix}channel.${dm}.MESSAGE_CREATE`, JSON.stringify(event));
   await waitFor('the wake', async () => distributor.received.some((m) => m.endpoint === endpoint), 30_000);
@@ -77,7 +79,12 @@ describe('push-admin device', () => {
     expect(text).toContain('unifiedpush, RFC 8291 keys (encrypted wakes)');
     expect(text).toContain('outstanding (sent, not yet drained)');
     const json = JSON.stringify(report);
-    for (const secret of [phone.endpoint, new URL(phone.endpoint).pathname, phone.keys.p256dh.toString('base64url'), phone.keys.auth.toString('base64url')]) {
+    for (const secret of [
+      phone.endpoint,
+      new URL(phone.endpoint).pathname,
+      phone.keys.p256dh.toString('base64url'),
+      phone.keys.auth.toString('base64url'),
+    ]) {
       expect(text).not.toContain(secret);
       expect(json).not.toContain(secret);
     }
@@ -120,7 +127,13 @@ describe('push-admin count', () => {
     const fcm = (c: typeof before) => c.byTransport.find((t) => t.transport === 'fcm')?.registrations ?? 0;
     expect(fcm(after) - fcm(before)).toBe(2);
     const lines: string[] = [];
-    expect(await runAdmin({ command: 'count', json: false }, () => loadConfig('admin', cliEnv()), (line) => void lines.push(line))).toBe(0);
+    expect(
+      await runAdmin(
+        { command: 'count', json: false },
+        () => loadConfig('admin', cliEnv()),
+        (line) => void lines.push(line),
+      ),
+    ).toBe(0);
     expect(lines[0]).toMatch(/^transport +registrations +encrypted +wake-outstanding +with-pending +failing$/);
     expect(lines.find((l) => l.startsWith('fcm'))).toMatch(new RegExp(`^fcm +${fcm(after)} `));
   });
@@ -132,7 +145,9 @@ describe('push-admin prune', () => {
     const result = await pruneRegistration(db.pool, h.client, phone.userId, phone.deviceId);
     expect(result).toEqual({ deleted: true, transport: 'unifiedpush', workflowTold: true, workflowError: undefined });
     expect((await h.api.request('GET', '/api/push/registration', { token: phone.token })).status).toBe(404);
-    const pending = await db.pool.oneFirst(sql.type(z.object({ count: z.number() }))`SELECT count(*)::int AS count FROM push_pending p WHERE p.channel_id = ${phone.dm}`);
+    const pending = await db.pool.oneFirst(
+      sql.type(z.object({ count: z.number() }))`SELECT count(*)::int AS count FROM push_pending p WHERE p.channel_id = ${phone.dm}`,
+    );
     expect(pending).toBe(0);
     const handle = h.client.workflow.getHandle(registrationWorkflowId(phone.userId, phone.deviceId));
     await waitFor('the workflow to end', async () => (await handle.describe()).status.name === 'COMPLETED', 30_000);

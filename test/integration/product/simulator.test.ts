@@ -8,9 +8,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../../../src/dev/daemons.js';
-import { parseSimulatorArgs } from '../../../src/simulator/cli-options.js';
-import { runSimulator } from '../../../src/simulator/run.js';
+import { waitFor } from '../../../devstack/daemons.js';
+import { parseSimulatorArgs } from '../../../simulator/cli-options.js';
+import { runSimulator } from '../../../simulator/run.js';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
 import { hostFixtures, nextId, type HostFixtures } from '../../support/host-fixtures.js';
 import { signDeviceToken, testJwtSecret } from '../../support/jwt.js';
@@ -72,12 +72,17 @@ describe('simulate-device', () => {
   it('FCM against the local stand-in, JSON lines, registration kept on request', async () => {
     const { reader, dm, say } = await conversation();
     const lines: string[] = [];
-    const summary = await runSimulator(await options(reader, 'sim-fcm', ['--transport', 'fcm', '--fcm-stand-in', h.fcm.url, '--json', '--keep-registration']), {
-      out: (line) => void lines.push(line),
-      onRegistered: async () => void (await say()),
-    });
+    const summary = await runSimulator(
+      await options(reader, 'sim-fcm', ['--transport', 'fcm', '--fcm-stand-in', h.fcm.url, '--json', '--keep-registration']),
+      {
+        out: (line) => void lines.push(line),
+        onRegistered: async () => void (await say()),
+      },
+    );
     expect(summary.wakes).toBe(1);
-    const events = lines.map((line) => JSON.parse(line) as { event: string; wake?: Record<string, unknown>; items?: Array<Record<string, unknown>>; registration?: unknown });
+    const events = lines.map(
+      (line) => JSON.parse(line) as { event: string; wake?: Record<string, unknown>; items?: Array<Record<string, unknown>>; registration?: unknown },
+    );
     expect(events.map((e) => e.event)).toEqual(['config', 'registered', 'waiting', 'wake', 'drained']);
     expect(events[1]!.registration).toMatchObject({ transport: 'fcm' });
     expect(events[3]!.wake).toMatchObject({ transport: 'fcm', priority: 'high', payload: '{"v":"1","t":"wake"}', problems: [] });
@@ -89,7 +94,10 @@ describe('simulate-device', () => {
   it('UnifiedPush without keys gets the wake in the clear', async () => {
     const { reader, say } = await conversation();
     const lines: string[] = [];
-    await runSimulator(await options(reader, 'sim-clear', ['--no-keys']), { out: (line) => void lines.push(line), onRegistered: async () => void (await say()) });
+    await runSimulator(await options(reader, 'sim-clear', ['--no-keys']), {
+      out: (line) => void lines.push(line),
+      onRegistered: async () => void (await say()),
+    });
     expect(lines.join('\n')).toContain('20 bytes in the clear: {"v":"1","t":"wake"}');
   });
 
@@ -102,7 +110,20 @@ describe('simulate-device', () => {
 
     it('mints its token from a secret file, prints the wake and the drain, exits 0', async () => {
       const { reader, dm, say } = await conversation();
-      const run = runCli('simulate-device', ['--api', h.api.url, '--jwt-secret-file', secretFile, '--user', reader, '--device', 'cli-phone', '--wakes', '1', '--timeout', '30']);
+      const run = runCli('simulate-device', [
+        '--api',
+        h.api.url,
+        '--jwt-secret-file',
+        secretFile,
+        '--user',
+        reader,
+        '--device',
+        'cli-phone',
+        '--wakes',
+        '1',
+        '--timeout',
+        '30',
+      ]);
       await waitFor('the simulator to wait for wakes', async () => run.output().includes('waiting for wakes'), 30_000);
       await say();
       expect(await run.exit).toBe(0);
@@ -112,7 +133,20 @@ describe('simulate-device', () => {
 
     it('exits 2 when no wake comes in time, 1 with its usage on a bad command line', async () => {
       const { reader } = await conversation();
-      const quiet = runCli('simulate-device', ['--api', h.api.url, '--jwt-secret-file', secretFile, '--user', reader, '--device', 'idle-phone', '--wakes', '1', '--timeout', '1']);
+      const quiet = runCli('simulate-device', [
+        '--api',
+        h.api.url,
+        '--jwt-secret-file',
+        secretFile,
+        '--user',
+        reader,
+        '--device',
+        'idle-phone',
+        '--wakes',
+        '1',
+        '--timeout',
+        '1',
+      ]);
       expect(await quiet.exit).toBe(2);
       expect(quiet.output()).toContain('no wake within the timeout');
       const bad = runCli('simulate-device', ['--jwt-secret-file', secretFile]);

@@ -45,11 +45,17 @@ describe('HS256 (JWT_SECRET)', () => {
     ['Bearer without a token', async () => 'Bearer '],
     ['garbage', async () => 'Bearer not.a.jwt!'],
     ['alg none', async () => `Bearer ${unsignedToken({ ...good, exp: now() + 3600 })}`],
-    ['the wrong secret', async () => `Bearer ${await signDeviceToken({ userId: '42', deviceId: 'phone', secret: 'another-secret-that-is-32-bytes-long!!' })}`],
-    ['a tampered payload', async () => {
-      const [h, , s] = (await signDeviceToken({ userId: '42', deviceId: 'phone', secret: testJwtSecret })).split('.');
-      return `Bearer ${h}.${Buffer.from(JSON.stringify({ ...good, sub: '43', exp: now() + 3600 })).toString('base64url')}.${s}`;
-    }],
+    [
+      'the wrong secret',
+      async () => `Bearer ${await signDeviceToken({ userId: '42', deviceId: 'phone', secret: 'another-secret-that-is-32-bytes-long!!' })}`,
+    ],
+    [
+      'a tampered payload',
+      async () => {
+        const [h, , s] = (await signDeviceToken({ userId: '42', deviceId: 'phone', secret: testJwtSecret })).split('.');
+        return `Bearer ${h}.${Buffer.from(JSON.stringify({ ...good, sub: '43', exp: now() + 3600 })).toString('base64url')}.${s}`;
+      },
+    ],
     ['no exp', async () => `Bearer ${await signClaims(good, key)}`],
     ['exp not a number', async () => `Bearer ${await signClaims({ ...good, exp: String(now() + 3600) }, key)}`],
     ['nbf in the future', async () => `Bearer ${await signClaims({ ...good, exp: now() + 3600, nbf: now() + 600 }, key)}`],
@@ -109,17 +115,24 @@ describe('public keys (JWT_PUBLIC_KEY) pin their algorithm', () => {
   it('refuses a token of another asymmetric algorithm', async () => {
     const [, , rsa] = pairs[0]!;
     const [, , ec] = pairs[1]!;
-    const verifyEc = createBearerVerifier(loadConfig('api', { ...base, JWT_PUBLIC_KEY: ec.publicKey.export({ type: 'spki', format: 'pem' }).toString() }).jwt);
+    const verifyEc = createBearerVerifier(
+      loadConfig('api', { ...base, JWT_PUBLIC_KEY: ec.publicKey.export({ type: 'spki', format: 'pem' }).toString() }).jwt,
+    );
     await refusal(verifyEc, `Bearer ${await signDeviceToken({ userId: '7', deviceId: 'tablet', privateKey: rsa.privateKey, algorithm: 'RS256' })}`);
   });
 });
 
 describe('issuer and audience, when configured', () => {
-  const verify = createBearerVerifier(loadConfig('api', { ...base, JWT_SECRET: testJwtSecret, JWT_ISSUER: 'https://chat.example', JWT_AUDIENCE: 'zippchat-api' }).jwt);
+  const verify = createBearerVerifier(
+    loadConfig('api', { ...base, JWT_SECRET: testJwtSecret, JWT_ISSUER: 'https://chat.example', JWT_AUDIENCE: 'zippchat-api' }).jwt,
+  );
   const sign = (claims: { issuer?: string; audience?: string }) => signDeviceToken({ userId: '1', deviceId: 'd', secret: testJwtSecret, ...claims });
 
   it('accepts the configured pair', async () => {
-    expect(await verify(`Bearer ${await sign({ issuer: 'https://chat.example', audience: 'zippchat-api' })}`)).toEqual({ userId: '1', deviceId: 'd' });
+    expect(await verify(`Bearer ${await sign({ issuer: 'https://chat.example', audience: 'zippchat-api' })}`)).toEqual({
+      userId: '1',
+      deviceId: 'd',
+    });
   });
 
   it.each([

@@ -17,7 +17,9 @@ describe('isUserId', () => {
 });
 
 describe('isDeviceId', () => {
-  it.each(['phone', 'a', 'x'.repeat(128), 'ü'.repeat(128), '😀'.repeat(128), 'with space', 'a:b/c%20'])('accepts %j', (id) => expect(isDeviceId(id)).toBe(true));
+  it.each(['phone', 'a', 'x'.repeat(128), 'ü'.repeat(128), '😀'.repeat(128), 'with space', 'a:b/c%20'])('accepts %j', (id) =>
+    expect(isDeviceId(id)).toBe(true),
+  );
   it.each([
     ['empty', ''],
     ['129 characters', 'x'.repeat(129)],

@@ -54,12 +54,15 @@ describe('UnifiedPushEndpoint', () => {
 
   it('every string of its pattern is an RFC 3986 URI the api parses (but for IDNA, checked at run time)', () => {
     fc.assert(
-      fc.property(fc.stringMatching(new RegExp(endpointPattern, 'u')).filter((token) => token.length <= maxEndpointBytes), (token) => {
-        const parsed = parseEndpoint(token, { allowHttp: true });
-        if (typeof parsed === 'string') expect(parsed).toMatch(/IDNA/);
-        else expect(parsed).toBeInstanceOf(URL);
-        expect(endpoint(token), token).toBe(true);
-      }),
+      fc.property(
+        fc.stringMatching(new RegExp(endpointPattern, 'u')).filter((token) => token.length <= maxEndpointBytes),
+        (token) => {
+          const parsed = parseEndpoint(token, { allowHttp: true });
+          if (typeof parsed === 'string') expect(parsed).toMatch(/IDNA/);
+          else expect(parsed).toBeInstanceOf(URL);
+          expect(endpoint(token), token).toBe(true);
+        },
+      ),
       { numRuns: runs },
     );
   }, 120_000);
@@ -115,7 +118,10 @@ describe('RegistrationRequest: the code accepts what the document allows', () =>
         }
         seen.refusedAtRunTime++;
         const answer = refusal === undefined ? undefined : { error: refusal.code, message: refusal.message };
-        expect(answersOneOf(broken, refusal?.status ?? 200, answer), `${refusal?.message} for ${JSON.stringify(value)}, which breaks ${broken.join(', ')}`).toBe(true);
+        expect(
+          answersOneOf(broken, refusal?.status ?? 200, answer),
+          `${refusal?.message} for ${JSON.stringify(value)}, which breaks ${broken.join(', ')}`,
+        ).toBe(true);
       }),
       { numRuns: runs },
     );

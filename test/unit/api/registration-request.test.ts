@@ -32,8 +32,16 @@ describe('registration request shape messages', () => {
     ['a token that is a number', { transport: 'fcm', token: 42 }, 'token: must be a string'],
     ['a token that is null', { transport: 'fcm', token: null }, 'token: must be a string'],
     ['a token that is an object', { transport: 'unifiedpush', token: {} }, 'token: must be a string'],
-    ['a p256dh that is a number', { transport: 'unifiedpush', token: 'https://up.example/x', p256dh: 65, auth: 'x' }, 'p256dh: must be a base64url string'],
-    ['an auth that is an array', { transport: 'unifiedpush', token: 'https://up.example/x', p256dh: 'x', auth: [] }, 'auth: must be a base64url string'],
+    [
+      'a p256dh that is a number',
+      { transport: 'unifiedpush', token: 'https://up.example/x', p256dh: 65, auth: 'x' },
+      'p256dh: must be a base64url string',
+    ],
+    [
+      'an auth that is an array',
+      { transport: 'unifiedpush', token: 'https://up.example/x', p256dh: 'x', auth: [] },
+      'auth: must be a base64url string',
+    ],
     ['two bad fields: the first in order', { transport: 'x', token: 1 }, 'transport: must be "fcm" or "unifiedpush"'],
   ])('%s', (_name, body, expected) => {
     expect(message(body)).toBe(expected);

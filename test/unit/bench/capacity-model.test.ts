@@ -5,7 +5,16 @@
  * docs/capacity.md.
  */
 import { describe, expect, it } from 'vitest';
-import { busyShare, capacity, cloudBill, defaultAssumptions, temporalCloudPricing, tieredActionsCost, wakesPerSecond, type Measured } from '../../../bench/capacity-model.js';
+import {
+  busyShare,
+  capacity,
+  cloudBill,
+  defaultAssumptions,
+  temporalCloudPricing,
+  tieredActionsCost,
+  wakesPerSecond,
+  type Measured,
+} from '../../../bench/capacity-model.js';
 
 describe('wakes of one device', () => {
   it('are one per message when messages are rare, one per interval when they are not', () => {
@@ -70,7 +79,16 @@ describe('a small deployment, worked out by hand', () => {
     natsEventBytes: 125,
   };
   const c = capacity(
-    { devices: 1_000, messagesPerSecond: 2, dmShare: 0.5, dmAudience: 2, serverAudience: 98, appStartsPerDay: 8.64, newDevicesPerDay: 864, peakFactor: 2 },
+    {
+      devices: 1_000,
+      messagesPerSecond: 2,
+      dmShare: 0.5,
+      dmAudience: 2,
+      serverAudience: 98,
+      appStartsPerDay: 8.64,
+      newDevicesPerDay: 864,
+      peakFactor: 2,
+    },
     measured,
     { ...defaultAssumptions, workerRssBudgetMiB: 1_000, cacheWindowSeconds: 10 },
   );

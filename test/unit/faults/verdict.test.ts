@@ -25,8 +25,23 @@ function phone(wakes: number[], drains: DrainAttempt[][], received = 1): Phone {
     idle: () => true,
   };
 }
-const ok = (start: number, count = 1): DrainAttempt => ({ start, end: start + 20, api: 'a', outcome: 'ok', status: 200, items: count === 0 ? [] : [item(count)] });
-const item = (count: number) => ({ channel_id: 'c1', server_id: 's', is_dm: false, message_count: count, first_message_id: '1', first_at: '', last_message_id: '1' });
+const ok = (start: number, count = 1): DrainAttempt => ({
+  start,
+  end: start + 20,
+  api: 'a',
+  outcome: 'ok',
+  status: 200,
+  items: count === 0 ? [] : [item(count)],
+});
+const item = (count: number) => ({
+  channel_id: 'c1',
+  server_id: 's',
+  is_dm: false,
+  message_count: count,
+  first_message_id: '1',
+  first_at: '',
+  last_message_id: '1',
+});
 const claim = (at: number, previous: number | null = null, rewake = false): ClaimEntry => ({ registrationId: 'r1', at, now: at, previous, rewake });
 
 function verdict(p: Phone, claims: ClaimEntry[], options: { drains?: number[]; drained?: number; taskLossesAt?: number[]; expected?: number } = {}) {
@@ -62,7 +77,11 @@ describe('fault verdict', () => {
   it('allows a re-send after a lost workflow task of an undrained claim, and fails one without', () => {
     const wakes = [t + 10, t + 10_500];
     const drains = [[ok(t + 10_600)], [ok(t + 10_700, 0)]];
-    expect(verdict(phone(wakes, drains), [claim(t)], { drains: [t + 10_650], taskLossesAt: [t + 50] })).toMatchObject({ resends: 1, resendBound: 1, violations: [] });
+    expect(verdict(phone(wakes, drains), [claim(t)], { drains: [t + 10_650], taskLossesAt: [t + 50] })).toMatchObject({
+      resends: 1,
+      resendBound: 1,
+      violations: [],
+    });
     expect(verdict(phone(wakes, drains), [claim(t)], { drains: [t + 10_650] }).violations.join()).toContain('after 0 lost workflow task');
   });
 
@@ -73,20 +92,31 @@ describe('fault verdict', () => {
 
   it('counts a re-wake of an undrained wake within the bound, and fails one after the drain', () => {
     const undrained = phone([t + 10, t + 6_010], [[ok(t + 7_000)], [ok(t + 7_100, 0)]]);
-    expect(verdict(undrained, [claim(t), claim(t + 6_000, t, true)], { drains: [t + 7_010] })).toMatchObject({ rewakeDuplicates: 1, rewakeBound: 1, violations: [] });
+    expect(verdict(undrained, [claim(t), claim(t + 6_000, t, true)], { drains: [t + 7_010] })).toMatchObject({
+      rewakeDuplicates: 1,
+      rewakeBound: 1,
+      violations: [],
+    });
     const drained = phone([t + 10, t + 6_010], [[ok(t + 12)], [ok(t + 6_012, 0)]]);
     expect(verdict(drained, [claim(t), claim(t + 6_000, t, true)], { drains: [t + 15] }).violations.join()).toContain('after the phone');
   });
 
   it('fails claims closer than the minimum interval, and re-wakes closer than R', () => {
-    expect(verdict(phone([t + 10, t + 1_010], [[ok(t + 12)], [ok(t + 1_012)]], 2), [claim(t), claim(t + 1_000, t)], { drained: 2, expected: 2 }).violations.join()).toContain(
-      'claimed 1000 ms after the previous claim (needs 2000)',
-    );
-    expect(verdict(phone([t + 10, t + 3_010], [[ok(t + 4_000)], [ok(t + 4_100, 0)]]), [claim(t), claim(t + 3_000, t, true)]).violations.join()).toContain('needs 6000');
+    expect(
+      verdict(phone([t + 10, t + 1_010], [[ok(t + 12)], [ok(t + 1_012)]], 2), [claim(t), claim(t + 1_000, t)], {
+        drained: 2,
+        expected: 2,
+      }).violations.join(),
+    ).toContain('claimed 1000 ms after the previous claim (needs 2000)');
+    expect(
+      verdict(phone([t + 10, t + 3_010], [[ok(t + 4_000)], [ok(t + 4_100, 0)]]), [claim(t), claim(t + 3_000, t, true)]).violations.join(),
+    ).toContain('needs 6000');
   });
 
   it('fails a message drained but not published, or published but not returned', () => {
-    expect(verdict(phone([t + 10], [[ok(t + 12)]]), [claim(t)], { drained: 2 }).violations.join()).toContain('1 messages published for it, 2 drained');
+    expect(verdict(phone([t + 10], [[ok(t + 12)]]), [claim(t)], { drained: 2 }).violations.join()).toContain(
+      '1 messages published for it, 2 drained',
+    );
     expect(verdict(phone([t + 10], [[ok(t + 12, 0)]], 0), [claim(t)]).violations.join()).toContain('drains returned 0');
   });
 });

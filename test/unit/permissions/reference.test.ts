@@ -28,7 +28,10 @@ interface World {
 function world(w: World = {}): HostData {
   const members = w.members ?? [owner, alice, bob];
   return {
-    servers: [{ id: S, ownerId: owner }, { id: OTHER_SERVER, ownerId: carol }],
+    servers: [
+      { id: S, ownerId: owner },
+      { id: OTHER_SERVER, ownerId: carol },
+    ],
     serverMembers: [...members.map((userId) => ({ serverId: S, userId })), { serverId: OTHER_SERVER, userId: carol }],
     roles: [
       { id: S, serverId: S, permissions: w.everyone ?? VIEW_CHANNEL, position: 0 },
@@ -47,8 +50,18 @@ function world(w: World = {}): HostData {
 }
 
 const viewers = (data: HostData) => [...channelViewers(data, C)].sort();
-const deny = (targetType: 'role' | 'member', targetId: string, bits = VIEW_CHANNEL): Omit<OverwriteRow, 'channelId'> => ({ targetType, targetId, allow: 0n, deny: bits });
-const allow = (targetType: 'role' | 'member', targetId: string, bits = VIEW_CHANNEL): Omit<OverwriteRow, 'channelId'> => ({ targetType, targetId, allow: bits, deny: 0n });
+const deny = (targetType: 'role' | 'member', targetId: string, bits = VIEW_CHANNEL): Omit<OverwriteRow, 'channelId'> => ({
+  targetType,
+  targetId,
+  allow: 0n,
+  deny: bits,
+});
+const allow = (targetType: 'role' | 'member', targetId: string, bits = VIEW_CHANNEL): Omit<OverwriteRow, 'channelId'> => ({
+  targetType,
+  targetId,
+  allow: bits,
+  deny: 0n,
+});
 
 describe('VIEW_CHANNEL in a server channel (contract §4)', () => {
   it('@everyone holding VIEW_CHANNEL lets every member see the channel', () => {
@@ -88,7 +101,11 @@ describe('VIEW_CHANNEL in a server channel (contract §4)', () => {
   });
 
   it('the @everyone overwrite denies, a role overwrite re-allows', () => {
-    const data = world({ roles: [{ id: '10', permissions: 0n }], memberRoles: { [alice]: ['10'] }, overwrites: [deny('role', S), allow('role', '10')] });
+    const data = world({
+      roles: [{ id: '10', permissions: 0n }],
+      memberRoles: { [alice]: ['10'] },
+      overwrites: [deny('role', S), allow('role', '10')],
+    });
     expect(viewers(data)).toEqual([owner, alice].sort());
   });
 
@@ -105,17 +122,29 @@ describe('VIEW_CHANNEL in a server channel (contract §4)', () => {
   });
 
   it('a role overwrite allow beats the @everyone overwrite deny even when the same role also denies', () => {
-    const data = world({ roles: [{ id: '10', permissions: 0n }], memberRoles: { [alice]: ['10'] }, overwrites: [deny('role', S), { targetType: 'role', targetId: '10', allow: VIEW_CHANNEL, deny: VIEW_CHANNEL }] });
+    const data = world({
+      roles: [{ id: '10', permissions: 0n }],
+      memberRoles: { [alice]: ['10'] },
+      overwrites: [deny('role', S), { targetType: 'role', targetId: '10', allow: VIEW_CHANNEL, deny: VIEW_CHANNEL }],
+    });
     expect(viewers(data)).toEqual([owner, alice].sort());
   });
 
   it('a member overwrite deny beats a role overwrite allow', () => {
-    const data = world({ roles: [{ id: '10', permissions: VIEW_CHANNEL }], memberRoles: { [alice]: ['10'] }, overwrites: [allow('role', '10'), deny('member', alice)] });
+    const data = world({
+      roles: [{ id: '10', permissions: VIEW_CHANNEL }],
+      memberRoles: { [alice]: ['10'] },
+      overwrites: [allow('role', '10'), deny('member', alice)],
+    });
     expect(viewers(data)).toEqual([owner, bob].sort());
   });
 
   it('a member overwrite allow beats @everyone and role denies', () => {
-    const data = world({ roles: [{ id: '10', permissions: 0n }], memberRoles: { [alice]: ['10'] }, overwrites: [deny('role', S), deny('role', '10'), allow('member', alice)] });
+    const data = world({
+      roles: [{ id: '10', permissions: 0n }],
+      memberRoles: { [alice]: ['10'] },
+      overwrites: [deny('role', S), deny('role', '10'), allow('member', alice)],
+    });
     expect(viewers(data)).toEqual([owner, alice].sort());
   });
 
@@ -125,7 +154,9 @@ describe('VIEW_CHANNEL in a server channel (contract §4)', () => {
   });
 
   it('overwrites touching other bits leave VIEW_CHANNEL alone', () => {
-    expect(viewers(world({ overwrites: [deny('role', S, SEND_MESSAGES), deny('member', alice, SEND_MESSAGES)] }))).toEqual([owner, alice, bob].sort());
+    expect(viewers(world({ overwrites: [deny('role', S, SEND_MESSAGES), deny('member', alice, SEND_MESSAGES)] }))).toEqual(
+      [owner, alice, bob].sort(),
+    );
   });
 
   it('a role of another server counts for nothing, neither its permissions nor its overwrites', () => {
@@ -146,7 +177,13 @@ describe('VIEW_CHANNEL in a server channel (contract §4)', () => {
 });
 
 describe('who a message wakes (design §3)', () => {
-  const liveMute = (userId: string, scopeType: 'server' | 'channel', scopeId: string, muteUntil: Date | null = null): NotificationSettingRow => ({ userId, scopeType, scopeId, muted: true, muteUntil });
+  const liveMute = (userId: string, scopeType: 'server' | 'channel', scopeId: string, muteUntil: Date | null = null): NotificationSettingRow => ({
+    userId,
+    scopeType,
+    scopeId,
+    muted: true,
+    muteUntil,
+  });
 
   it('a server channel wakes its viewers except the author', () => {
     expect([...messageRecipients(world(), { channelId: C, authorId: alice }, now)].sort()).toEqual([owner, bob].sort());

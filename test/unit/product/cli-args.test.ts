@@ -1,7 +1,7 @@
 /** The command lines of simulate-device and push-admin: what they accept, and the one-line reason when they refuse. */
 import { describe, expect, it } from 'vitest';
 import { AdminUsageError, parseAdminArgs } from '../../../src/operations/admin-cli.js';
-import { parseSimulatorArgs, UsageError } from '../../../src/simulator/cli-options.js';
+import { parseSimulatorArgs, UsageError } from '../../../simulator/cli-options.js';
 
 describe('simulate-device arguments', () => {
   it('defaults to UnifiedPush with keys on a free loopback port, until Ctrl-C', () => {
@@ -21,12 +21,34 @@ describe('simulate-device arguments', () => {
   });
 
   it('mints a token from a secret file for a user and device', () => {
-    const options = parseSimulatorArgs(['--api', 'https://push.example', '--jwt-secret-file', 's', '--user', '17', '--device', 'p', '--wakes', '2', '--timeout', '5']);
+    const options = parseSimulatorArgs([
+      '--api',
+      'https://push.example',
+      '--jwt-secret-file',
+      's',
+      '--user',
+      '17',
+      '--device',
+      'p',
+      '--wakes',
+      '2',
+      '--timeout',
+      '5',
+    ]);
     expect(options).toMatchObject({ token: { kind: 'mint', secretFile: 's', userId: '17', deviceId: 'p' }, wakes: 2, timeoutMs: 5_000 });
   });
 
   it('listens where told, for an instance that reaches it through a public URL', () => {
-    const options = parseSimulatorArgs(['--api', 'https://push.example', '--token', 'x', '--listen', '[::]:8443', '--public-url', 'https://tunnel.example/']);
+    const options = parseSimulatorArgs([
+      '--api',
+      'https://push.example',
+      '--token',
+      'x',
+      '--listen',
+      '[::]:8443',
+      '--public-url',
+      'https://tunnel.example/',
+    ]);
     expect(options).toMatchObject({ listen: { host: '::', port: 8443 }, publicUrl: 'https://tunnel.example' });
   });
 

@@ -17,7 +17,9 @@ describe('operations settings', () => {
   });
 
   it('refuses bad values with one line naming the variable', () => {
-    expect(() => loadConfig('worker', { ...base, WORKER_SDK_METRICS_PORT: '70000' })).toThrow('config: WORKER_SDK_METRICS_PORT must be an integer from 0 to 65535 (got "70000")');
+    expect(() => loadConfig('worker', { ...base, WORKER_SDK_METRICS_PORT: '70000' })).toThrow(
+      'config: WORKER_SDK_METRICS_PORT must be an integer from 0 to 65535 (got "70000")',
+    );
     expect(() => loadConfig('admin', { ...base, TEMPORAL_UI_URL: 'temporal.example' })).toThrow('config: TEMPORAL_UI_URL must be an http(s) URL');
   });
 });

@@ -4,9 +4,9 @@
  * phone's inbox; a token it never minted is UNREGISTERED, so the instance prunes it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServiceAccount } from '../../../src/dev/stand-ins/google-oauth.js';
-import { startLocalFcm, type LocalFcm } from '../../../src/dev/stand-ins/local-fcm.js';
-import { fcmSource } from '../../../src/simulator/fcm-source.js';
+import { createServiceAccount } from '../../../devstack/stand-ins/google-oauth.js';
+import { startLocalFcm, type LocalFcm } from '../../../devstack/stand-ins/local-fcm.js';
+import { fcmSource } from '../../../simulator/fcm-source.js';
 import { createTransports, type Transports } from '../../../src/transports/index.js';
 import { captureLog, workerConfig } from '../transports/helpers.js';
 
@@ -47,13 +47,15 @@ describe('local FCM stand-in', () => {
     expect(local.fcm.received.at(-1)!.answered).toBe(404);
   });
 
-  it('keeps another phone\'s wakes to that phone', async () => {
+  it("keeps another phone's wakes to that phone", async () => {
     const [a, b] = [await fcmSource(local.url), await fcmSource(local.url)];
     try {
       await transports.fcm.send(registration(a.registration.token), 'normal');
       expect((await a.next(5_000)).priority).toBe('normal');
       const inboxOf = async (token: string) =>
-        (await fetch(`${local.url}/_device/wakes`, { method: 'POST', body: JSON.stringify({ token, wait_ms: 0 }) }).then((r) => r.json())) as { wakes: unknown[] };
+        (await fetch(`${local.url}/_device/wakes`, { method: 'POST', body: JSON.stringify({ token, wait_ms: 0 }) }).then((r) => r.json())) as {
+          wakes: unknown[];
+        };
       expect((await inboxOf(a.registration.token)).wakes).toHaveLength(1);
       expect((await inboxOf(b.registration.token)).wakes).toEqual([]);
     } finally {

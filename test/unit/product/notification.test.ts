@@ -1,6 +1,6 @@
 /** Design §3's decision table, as the simulated phone applies it after decrypting. */
 import { describe, expect, it } from 'vitest';
-import { decide, mentions } from '../../../src/simulator/notification.js';
+import { decide, mentions } from '../../../simulator/notification.js';
 
 const me = '42';
 const message = (text: string, authorId = '7') => ({ id: '1', authorId, text });

@@ -1,6 +1,6 @@
 /** The simulator's wake queue: in order, nothing lost while nobody waits, a deadline, and Ctrl-C. */
 import { describe, expect, it } from 'vitest';
-import { WakeQueue, WakeTimeoutError } from '../../../src/simulator/wake-queue.js';
+import { WakeQueue, WakeTimeoutError } from '../../../simulator/wake-queue.js';
 
 describe('WakeQueue', () => {
   it('hands items out in arrival order, to waiters and later takers alike', async () => {

@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTemporalClient } from '../../../temporal/client.js';
-import { freePort } from '../../support/ports.js';
+import { freePort } from '../../../devstack/ports.js';
 
 const uncaught: unknown[] = [];
 const record = (error: unknown) => uncaught.push(error);

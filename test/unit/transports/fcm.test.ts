@@ -7,8 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createTransports, type TransportOptions } from '../../../src/transports/index.js';
 import { breakerOpen, breakerTrips } from '../../../src/transports/metrics.js';
 import type { SendOutcome } from '../../../src/transports/types.js';
-import { fcmError, googleStatusError, startFakeFcm, type FcmAnswer } from '../../support/fakes/fcm.js';
-import { createServiceAccount, startGoogleOAuth } from '../../support/fakes/google-oauth.js';
+import { fcmError, googleStatusError, startFakeFcm, type FcmAnswer } from '../../../devstack/stand-ins/fcm.js';
+import { createServiceAccount, startGoogleOAuth } from '../../../devstack/stand-ins/google-oauth.js';
 import { captureLog, fakeFcmToken, fcmRegistration, inBatches, workerConfig } from './helpers.js';
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -76,18 +76,42 @@ describe('FCM errors → outcomes (through the wire)', () => {
   const now = Date.parse('2026-12-01T12:00:00Z');
   const cases: Array<[string, FcmAnswer, SendOutcome]> = [
     ['404 UNREGISTERED', fcmError('UNREGISTERED'), { kind: 'dead', reason: 'FCM 404 UNREGISTERED' }],
-    ['400 INVALID_ARGUMENT on the token', fcmError('INVALID_ARGUMENT', { aboutToken: true }), { kind: 'dead', reason: 'FCM 400 INVALID_ARGUMENT (registration token)' }],
+    [
+      '400 INVALID_ARGUMENT on the token',
+      fcmError('INVALID_ARGUMENT', { aboutToken: true }),
+      { kind: 'dead', reason: 'FCM 400 INVALID_ARGUMENT (registration token)' },
+    ],
     [
       '400 INVALID_ARGUMENT naming the token only in its message',
       fcmError('INVALID_ARGUMENT', { message: 'The registration token is not a valid FCM registration token' }),
       { kind: 'dead', reason: 'FCM 400 INVALID_ARGUMENT (registration token)' },
     ],
-    ['400 INVALID_ARGUMENT about the payload', fcmError('INVALID_ARGUMENT'), { kind: 'config-error', reason: expect.stringContaining('not about the token') as string }],
+    [
+      '400 INVALID_ARGUMENT about the payload',
+      fcmError('INVALID_ARGUMENT'),
+      { kind: 'config-error', reason: expect.stringContaining('not about the token') as string },
+    ],
     ['403 SENDER_ID_MISMATCH', fcmError('SENDER_ID_MISMATCH'), { kind: 'dead', reason: 'FCM 403 SENDER_ID_MISMATCH' }],
-    ['429 QUOTA_EXCEEDED without Retry-After: one minute', fcmError('QUOTA_EXCEEDED'), { kind: 'rate-limited', reason: 'FCM 429 QUOTA_EXCEEDED', retryAfterMs: 60_000 }],
-    ['429 QUOTA_EXCEEDED, Retry-After 120', fcmError('QUOTA_EXCEEDED', { headers: { 'retry-after': '120' } }), { kind: 'rate-limited', reason: 'FCM 429 QUOTA_EXCEEDED', retryAfterMs: 120_000 }],
-    ['429 QUOTA_EXCEEDED, Retry-After 5: still a minute', fcmError('QUOTA_EXCEEDED', { headers: { 'retry-after': '5' } }), { kind: 'rate-limited', reason: 'FCM 429 QUOTA_EXCEEDED', retryAfterMs: 60_000 }],
-    ['503 UNAVAILABLE, Retry-After 7', fcmError('UNAVAILABLE', { headers: { 'retry-after': '7' } }), { kind: 'transient', reason: 'FCM 503 UNAVAILABLE', blame: 'endpoint', retryAfterMs: 7_000 }],
+    [
+      '429 QUOTA_EXCEEDED without Retry-After: one minute',
+      fcmError('QUOTA_EXCEEDED'),
+      { kind: 'rate-limited', reason: 'FCM 429 QUOTA_EXCEEDED', retryAfterMs: 60_000 },
+    ],
+    [
+      '429 QUOTA_EXCEEDED, Retry-After 120',
+      fcmError('QUOTA_EXCEEDED', { headers: { 'retry-after': '120' } }),
+      { kind: 'rate-limited', reason: 'FCM 429 QUOTA_EXCEEDED', retryAfterMs: 120_000 },
+    ],
+    [
+      '429 QUOTA_EXCEEDED, Retry-After 5: still a minute',
+      fcmError('QUOTA_EXCEEDED', { headers: { 'retry-after': '5' } }),
+      { kind: 'rate-limited', reason: 'FCM 429 QUOTA_EXCEEDED', retryAfterMs: 60_000 },
+    ],
+    [
+      '503 UNAVAILABLE, Retry-After 7',
+      fcmError('UNAVAILABLE', { headers: { 'retry-after': '7' } }),
+      { kind: 'transient', reason: 'FCM 503 UNAVAILABLE', blame: 'endpoint', retryAfterMs: 7_000 },
+    ],
     [
       '503 UNAVAILABLE, Retry-After as an HTTP date',
       fcmError('UNAVAILABLE', { headers: { 'retry-after': new Date(now + 90_000).toUTCString() } }),
@@ -96,9 +120,21 @@ describe('FCM errors → outcomes (through the wire)', () => {
     ['500 INTERNAL', fcmError('INTERNAL'), { kind: 'transient', reason: 'FCM 500 INTERNAL', blame: 'endpoint' }],
     ['500 UNSPECIFIED_ERROR', fcmError('UNSPECIFIED_ERROR'), { kind: 'transient', reason: 'FCM 500 UNSPECIFIED_ERROR', blame: 'endpoint' }],
     ['401 THIRD_PARTY_AUTH_ERROR', fcmError('THIRD_PARTY_AUTH_ERROR'), { kind: 'config-error', reason: 'FCM 401 THIRD_PARTY_AUTH_ERROR' }],
-    ['403 PERMISSION_DENIED (status only)', googleStatusError(403, 'PERMISSION_DENIED'), { kind: 'config-error', reason: 'FCM 403 PERMISSION_DENIED' }],
-    ['404 NOT_FOUND without UNREGISTERED: the project, not the token', googleStatusError(404, 'NOT_FOUND'), { kind: 'config-error', reason: 'FCM 404 NOT_FOUND' }],
-    ['429 RESOURCE_EXHAUSTED (status only)', googleStatusError(429, 'RESOURCE_EXHAUSTED'), { kind: 'rate-limited', reason: 'FCM 429 RESOURCE_EXHAUSTED', retryAfterMs: 60_000 }],
+    [
+      '403 PERMISSION_DENIED (status only)',
+      googleStatusError(403, 'PERMISSION_DENIED'),
+      { kind: 'config-error', reason: 'FCM 403 PERMISSION_DENIED' },
+    ],
+    [
+      '404 NOT_FOUND without UNREGISTERED: the project, not the token',
+      googleStatusError(404, 'NOT_FOUND'),
+      { kind: 'config-error', reason: 'FCM 404 NOT_FOUND' },
+    ],
+    [
+      '429 RESOURCE_EXHAUSTED (status only)',
+      googleStatusError(429, 'RESOURCE_EXHAUSTED'),
+      { kind: 'rate-limited', reason: 'FCM 429 RESOURCE_EXHAUSTED', retryAfterMs: 60_000 },
+    ],
     ['502 from a proxy, no JSON', { status: 502, body: 'Bad Gateway' }, { kind: 'transient', reason: 'FCM 502', blame: 'endpoint' }],
     ['400 from a proxy, no JSON', { status: 400, body: 'Bad Request' }, { kind: 'config-error', reason: 'FCM 400' }],
   ];
@@ -121,7 +157,11 @@ describe('FCM errors → outcomes (through the wire)', () => {
   it('reports an unreachable FCM endpoint as transient', async () => {
     const { fcm, transport } = await world();
     await fcm.close();
-    expect(await transport.send(fcmRegistration(fakeFcmToken()), 'high')).toEqual({ kind: 'transient', reason: 'FCM connection refused', blame: 'network' });
+    expect(await transport.send(fcmRegistration(fakeFcmToken()), 'high')).toEqual({
+      kind: 'transient',
+      reason: 'FCM connection refused',
+      blame: 'network',
+    });
   });
 });
 
@@ -165,7 +205,11 @@ describe('FCM OAuth token', () => {
       reason: 'OAuth token endpoint refused the service account (400)',
     });
     oauth.script({ status: 503 });
-    expect(await transport.send(fcmRegistration(fakeFcmToken()), 'high')).toEqual({ kind: 'transient', reason: 'OAuth token endpoint answered 503', blame: 'token-endpoint' });
+    expect(await transport.send(fcmRegistration(fakeFcmToken()), 'high')).toEqual({
+      kind: 'transient',
+      reason: 'OAuth token endpoint answered 503',
+      blame: 'token-endpoint',
+    });
     expect(await transport.send(fcmRegistration(fakeFcmToken()), 'high')).toEqual({ kind: 'delivered' });
   });
 });
@@ -192,7 +236,10 @@ describe('FCM prune breaker', () => {
 
     clock += 61_000;
     fcm.script(fcmError('INVALID_ARGUMENT', { aboutToken: true }));
-    expect(await transport.send(fcmRegistration(fakeFcmToken()), 'high')).toEqual({ kind: 'dead', reason: 'FCM 400 INVALID_ARGUMENT (registration token)' });
+    expect(await transport.send(fcmRegistration(fakeFcmToken()), 'high')).toEqual({
+      kind: 'dead',
+      reason: 'FCM 400 INVALID_ARGUMENT (registration token)',
+    });
     expect((await breakerOpen.get()).values[0]?.value).toBe(0);
     expect(captured.messages()).toContain('FCM prune breaker closed: token-related answers prune registrations again');
   });

@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { loadConfig, type WorkerConfig } from '../../../src/config/index.js';
 import type { Logger } from '../../../src/log.js';
 import type { RegistrationForSend } from '../../../src/transports/types.js';
-import type { DeviceKeys } from '../../support/fakes/distributor.js';
+import type { DeviceKeys } from '../../../simulator/distributor.js';
 
 /** A worker configuration from these variables (plus a database URL nobody dials). */
 export function workerConfig(env: Record<string, string> = {}): WorkerConfig {
@@ -23,7 +23,12 @@ export function captureLog(): CapturedLog {
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      lines.push(...chunk.toString('utf8').split('\n').filter((line) => line !== ''));
+      lines.push(
+        ...chunk
+          .toString('utf8')
+          .split('\n')
+          .filter((line) => line !== ''),
+      );
       done();
     },
   });

@@ -13,7 +13,11 @@ const t0 = Date.parse('2026-12-01T12:00:00Z');
 
 function detector(options: Parameters<typeof createOutageDetector>[0] = {}) {
   const events: string[] = [];
-  const d = createOutageDetector({ ...options, onEnter: (key) => events.push(`enter ${key}`), onExit: (key, why) => events.push(`exit ${key} ${why}`) });
+  const d = createOutageDetector({
+    ...options,
+    onEnter: (key) => events.push(`enter ${key}`),
+    onExit: (key, why) => events.push(`exit ${key} ${why}`),
+  });
   return { d, events };
 }
 
@@ -119,7 +123,7 @@ describe('an origin in outage', () => {
 });
 
 describe('replicas', () => {
-  it('judge an origin on every worker\'s window', () => {
+  it("judge an origin on every worker's window", () => {
     const a = detector();
     const b = detector();
     a.d.record(ntfy, 'x', false, t0);

@@ -4,7 +4,7 @@ import ece from 'http_ece';
 import { describe, expect, it } from 'vitest';
 import { encryptForReceiver, InvalidReceiverKeysError } from '../../../src/transports/rfc8291.js';
 import { wakePayload } from '../../../src/transports/types.js';
-import { createDeviceKeys } from '../../support/fakes/distributor.js';
+import { createDeviceKeys } from '../../../simulator/distributor.js';
 
 const b64 = (text: string) => Buffer.from(text, 'base64url');
 

@@ -28,8 +28,7 @@ const zone: Record<string, LookupAddress[]> = {
   ],
   'metadata.push.test': [{ address: '169.254.169.254', family: 4 }],
 };
-const resolve = async (hostname: string, family: number): Promise<LookupAddress[]> =>
-  zone[hostname] ?? dns.lookup(hostname, { all: true, family });
+const resolve = async (hostname: string, family: number): Promise<LookupAddress[]> => zone[hostname] ?? dns.lookup(hostname, { all: true, family });
 
 let guarded: Transports;
 let open: Transports;

@@ -8,22 +8,17 @@ import { vapidPrivateKey } from '../../support/vapid-key.js';
 import { createECDH } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTransports } from '../../../src/transports/index.js';
-import { sendsTotal } from '../../../src/transports/metrics.js';
 import { observe } from '../../../src/transports/observe.js';
 import type { RegistrationForSend, SendOutcome } from '../../../src/transports/types.js';
-import { createDeviceKeys, startDistributor } from '../../support/fakes/distributor.js';
-import { fcmError, startFakeFcm } from '../../support/fakes/fcm.js';
-import { createServiceAccount, startGoogleOAuth } from '../../support/fakes/google-oauth.js';
+import { createDeviceKeys, startDistributor } from '../../../simulator/distributor.js';
+import { fcmError, startFakeFcm } from '../../../devstack/stand-ins/fcm.js';
+import { createServiceAccount, startGoogleOAuth } from '../../../devstack/stand-ins/google-oauth.js';
 import { captureLog, fakeFcmToken, fcmRegistration, upRegistration, workerConfig } from './helpers.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
-
-async function sendsCounted(transport: string, outcome: string): Promise<number> {
-  return (await sendsTotal.get()).values.find((v) => v.labels.transport === transport && v.labels.outcome === outcome)?.value ?? 0;
-}
 
 describe('createTransports', () => {
   it('without FCM credentials logs "FCM disabled" once, answers config-error for FCM, and UnifiedPush still works', async () => {
@@ -36,7 +31,10 @@ describe('createTransports', () => {
     });
 
     const fcm = fcmRegistration(fakeFcmToken());
-    expect(await transports.forRegistration(fcm).send(fcm, 'high')).toEqual({ kind: 'config-error', reason: 'FCM disabled: no FCM_CREDENTIALS_JSON on this worker' });
+    expect(await transports.forRegistration(fcm).send(fcm, 'high')).toEqual({
+      kind: 'config-error',
+      reason: 'FCM disabled: no FCM_CREDENTIALS_JSON on this worker',
+    });
     expect(await transports.fcm.send(fcm, 'normal')).toMatchObject({ kind: 'config-error' });
     const device = createDeviceKeys();
     const up = upRegistration(distributor.register(device), device);
@@ -49,17 +47,12 @@ describe('createTransports', () => {
   it('with credentials does not say FCM is disabled', () => {
     const account = createServiceAccount();
     const captured = captureLog();
-    const transports = createTransports(workerConfig({ FCM_PROJECT_ID: account.projectId, FCM_CREDENTIALS_JSON: account.keyFile('http://127.0.0.1:9/token') }), captured.log);
+    const transports = createTransports(
+      workerConfig({ FCM_PROJECT_ID: account.projectId, FCM_CREDENTIALS_JSON: account.keyFile('http://127.0.0.1:9/token') }),
+      captured.log,
+    );
     cleanups.push(() => transports.close());
     expect(captured.messages()).not.toContain('FCM disabled');
-  });
-
-  it('counts sends by transport and outcome', async () => {
-    const transports = createTransports(workerConfig(), captureLog().log);
-    cleanups.push(() => transports.close());
-    const before = await sendsCounted('unifiedpush', 'dead');
-    await transports.unifiedpush.send(upRegistration('not a url'), 'high');
-    expect(await sendsCounted('unifiedpush', 'dead')).toBe(before + 1);
   });
 
   it('turns an unexpected exception into a transient outcome, logging no message', async () => {
@@ -73,7 +66,11 @@ describe('createTransports', () => {
       },
       captured.log,
     );
-    expect(await broken.send(upRegistration('https://ntfy.example/up/SECRET-TOPIC'), 'high')).toEqual({ kind: 'transient', reason: 'internal error', blame: 'internal' });
+    expect(await broken.send(upRegistration('https://ntfy.example/up/SECRET-TOPIC'), 'high')).toEqual({
+      kind: 'transient',
+      reason: 'internal error',
+      blame: 'internal',
+    });
     expect(captured.messages()).toContain('transport failed unexpectedly');
     expect(captured.lines.join('\n')).not.toContain('SECRET-TOPIC');
   });
@@ -112,12 +109,24 @@ describe('secrets stay out of logs and outcomes', () => {
     const outcomes: SendOutcome[] = [];
     const send = async (registration: RegistrationForSend) => {
       if (registration.transport === 'unifiedpush' && URL.canParse(registration.token)) secrets.push(new URL(registration.token).pathname);
-      secrets.push(registration.token, ...[registration.p256dh, registration.auth].flatMap((k) => (k === null ? [] : [k.toString('base64url'), k.toString('base64'), k.toString('hex')])));
+      secrets.push(
+        registration.token,
+        ...[registration.p256dh, registration.auth].flatMap((k) =>
+          k === null ? [] : [k.toString('base64url'), k.toString('base64'), k.toString('hex')],
+        ),
+      );
       outcomes.push(await transports.forRegistration(registration).send(registration, 'high'));
     };
 
     await send(fcmRegistration(fakeFcmToken()));
-    for (const answer of [fcmError('UNREGISTERED'), fcmError('INVALID_ARGUMENT', { aboutToken: true }), fcmError('SENDER_ID_MISMATCH'), fcmError('UNAVAILABLE'), fcmError('INVALID_ARGUMENT'), fcmError('SENDER_ID_MISMATCH')]) {
+    for (const answer of [
+      fcmError('UNREGISTERED'),
+      fcmError('INVALID_ARGUMENT', { aboutToken: true }),
+      fcmError('SENDER_ID_MISMATCH'),
+      fcmError('UNAVAILABLE'),
+      fcmError('INVALID_ARGUMENT'),
+      fcmError('SENDER_ID_MISMATCH'),
+    ]) {
       fcmFake.script(answer);
       await send(fcmRegistration(fakeFcmToken()));
     }
@@ -164,7 +173,13 @@ describe('send: each wake judged by the outage detector', () => {
     expect(await transports.send(good, 'normal', t0)).toEqual({ kind: 'delivered' });
     expect(await transports.send(bad, 'normal', t0 + 1)).toEqual({ kind: 'retry', reason: 'UnifiedPush 503', cause: 'failed', counts: true });
     distributor.answerFor(bad.token, { status: 429, headers: { 'retry-after': '600' } });
-    expect(await transports.send(bad, 'normal', t0 + 2)).toEqual({ kind: 'retry', reason: 'UnifiedPush 429: rate limited', cause: 'rate-limited', counts: false, retryAfterMs: 600_000 });
+    expect(await transports.send(bad, 'normal', t0 + 2)).toEqual({
+      kind: 'retry',
+      reason: 'UnifiedPush 429: rate limited',
+      cause: 'rate-limited',
+      counts: false,
+      retryAfterMs: 600_000,
+    });
   });
 
   it('finds a whole origin down, counts nothing there, and holds its wakes back but for a probe', async () => {
@@ -177,7 +192,13 @@ describe('send: each wake judged by the outage detector', () => {
     // In outage: one send per 5 s goes through as a probe, the rest are held back unsent.
     expect(await transports.send(devices[2]!, 'normal', t0 + 2)).toMatchObject({ cause: 'failed', counts: false, outage: origin });
     const requests = distributor.received.length;
-    expect(await transports.send(devices[3]!, 'normal', t0 + 3)).toEqual({ kind: 'retry', reason: 'unifiedpush outage: held back', cause: 'outage', counts: false, outage: origin });
+    expect(await transports.send(devices[3]!, 'normal', t0 + 3)).toEqual({
+      kind: 'retry',
+      reason: 'unifiedpush outage: held back',
+      cause: 'outage',
+      counts: false,
+      outage: origin,
+    });
     expect(distributor.received).toHaveLength(requests); // not even sent
     // The origin answers again: two probes of distinct devices delivered in a row end the outage.
     distributor.answerAll(undefined);
@@ -194,7 +215,10 @@ describe('send: each wake judged by the outage detector', () => {
     const account = createServiceAccount();
     const oauth = await startGoogleOAuth({ account });
     const fcmFake = await startFakeFcm({ projectId: account.projectId, isAuthorized: (bearer) => oauth.isValid(bearer) });
-    const transports = createTransports(workerConfig({ FCM_PROJECT_ID: account.projectId, FCM_CREDENTIALS_JSON: account.keyFile(oauth.url), FCM_ENDPOINT: fcmFake.url }), captureLog().log);
+    const transports = createTransports(
+      workerConfig({ FCM_PROJECT_ID: account.projectId, FCM_CREDENTIALS_JSON: account.keyFile(oauth.url), FCM_ENDPOINT: fcmFake.url }),
+      captureLog().log,
+    );
     cleanups.push(async () => {
       await transports.close();
       await fcmFake.close();
@@ -206,7 +230,10 @@ describe('send: each wake judged by the outage detector', () => {
     expect(await transports.send(fcmRegistration(fakeFcmToken()), 'high', t0 + 1)).toMatchObject({ cause: 'failed', counts: true });
     oauth.revokeAll();
     oauth.script({ status: 503 });
-    expect(await transports.send(fcmRegistration(fakeFcmToken()), 'high', t0 + 2)).toMatchObject({ reason: 'OAuth token endpoint answered 503', counts: false });
+    expect(await transports.send(fcmRegistration(fakeFcmToken()), 'high', t0 + 2)).toMatchObject({
+      reason: 'OAuth token endpoint answered 503',
+      counts: false,
+    });
     await fcmFake.close();
     expect(await transports.send(fcmRegistration(fakeFcmToken()), 'high', t0 + 3)).toMatchObject({ reason: 'FCM connection refused', counts: false });
   });

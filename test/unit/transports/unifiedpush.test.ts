@@ -11,7 +11,7 @@ import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTransports, type TransportOptions } from '../../../src/transports/index.js';
 import type { SendOutcome } from '../../../src/transports/types.js';
-import { createDeviceKeys, expectedWake, startDistributor, type DistributorAnswer, type DistributorOptions } from '../../support/fakes/distributor.js';
+import { createDeviceKeys, expectedWake, startDistributor, type DistributorAnswer, type DistributorOptions } from '../../../simulator/distributor.js';
 import { captureLog, eventually, inBatches, upRegistration, workerConfig } from './helpers.js';
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -80,7 +80,8 @@ describe('UnifiedPush on the wire', () => {
 
     expect(outcomes.every((o) => o.kind === 'delivered')).toBe(true);
     expect(distributor.problems).toEqual([]);
-    const sizes = (encoding: string | undefined) => new Set(distributor.received.filter((m) => m.contentEncoding === encoding).map((m) => m.bodyBytes));
+    const sizes = (encoding: string | undefined) =>
+      new Set(distributor.received.filter((m) => m.contentEncoding === encoding).map((m) => m.bodyBytes));
     expect([...sizes('aes128gcm')]).toEqual([123]); // 86 header + 20 wake + 1 delimiter + 16 tag
     expect([...sizes(undefined)]).toEqual([20]);
     expect(distributor.received).toHaveLength(2000);
@@ -98,14 +99,26 @@ describe('UnifiedPush answers → outcomes', () => {
     ['202', { status: 202 }, { kind: 'delivered' }],
     ['404', { status: 404 }, { kind: 'dead', reason: 'UnifiedPush 404: endpoint gone' }],
     ['410', { status: 410 }, { kind: 'dead', reason: 'UnifiedPush 410: endpoint gone' }],
-    ['429 with Retry-After', { status: 429, headers: { 'retry-after': '30' } }, { kind: 'rate-limited', reason: 'UnifiedPush 429: rate limited', retryAfterMs: 30_000 }],
+    [
+      '429 with Retry-After',
+      { status: 429, headers: { 'retry-after': '30' } },
+      { kind: 'rate-limited', reason: 'UnifiedPush 429: rate limited', retryAfterMs: 30_000 },
+    ],
     ['429 without Retry-After', { status: 429 }, { kind: 'rate-limited', reason: 'UnifiedPush 429: rate limited' }],
     ['500', { status: 500 }, { kind: 'transient', reason: 'UnifiedPush 500', blame: 'endpoint' }],
-    ['503 with Retry-After', { status: 503, headers: { 'retry-after': '4' } }, { kind: 'transient', reason: 'UnifiedPush 503', blame: 'endpoint', retryAfterMs: 4_000 }],
+    [
+      '503 with Retry-After',
+      { status: 503, headers: { 'retry-after': '4' } },
+      { kind: 'transient', reason: 'UnifiedPush 503', blame: 'endpoint', retryAfterMs: 4_000 },
+    ],
     ['507 (ntfy: no subscriber yet)', { status: 507 }, { kind: 'transient', reason: 'UnifiedPush 507', blame: 'endpoint' }],
     ['413', { status: 413 }, { kind: 'transient', reason: 'UnifiedPush 413', blame: 'endpoint' }],
     ['401', { status: 401 }, { kind: 'transient', reason: 'UnifiedPush 401', blame: 'endpoint' }],
-    ['a Retry-After of a year is capped at an hour', { status: 503, headers: { 'retry-after': '31536000' } }, { kind: 'transient', reason: 'UnifiedPush 503', blame: 'endpoint', retryAfterMs: 3_600_000 }],
+    [
+      'a Retry-After of a year is capped at an hour',
+      { status: 503, headers: { 'retry-after': '31536000' } },
+      { kind: 'transient', reason: 'UnifiedPush 503', blame: 'endpoint', retryAfterMs: 3_600_000 },
+    ],
   ];
 
   it.each(cases)('%s', async (_name, answer, expected) => {
@@ -135,7 +148,11 @@ describe('UnifiedPush answers → outcomes', () => {
     const { distributor, transport } = await world({}, { unifiedPushDeadlineMs: 300 });
     distributor.script({ hang: true });
     const device = createDeviceKeys();
-    expect(await transport.send(upRegistration(distributor.register(device), device), 'high')).toEqual({ kind: 'transient', reason: 'timeout', blame: 'network' });
+    expect(await transport.send(upRegistration(distributor.register(device), device), 'high')).toEqual({
+      kind: 'transient',
+      reason: 'timeout',
+      blame: 'network',
+    });
   });
 
   it('reports a refused connection as transient', async () => {

@@ -1,0 +1,81 @@
+/**
+ * The device API as the Android app calls it (design §7): every call carries the device's
+ * JWT, and the device is the token's. Errors keep the contract's `{error, message}`.
+ */
+import type { DrainItem } from '../src/api/drain.js';
+import type { TransportName } from '../src/domain.js';
+
+/** One drained channel (contract §6), as the api answers it. */
+export type { DrainItem };
+
+export interface RegistrationBody {
+  readonly transport: TransportName;
+  readonly token: string;
+  readonly p256dh?: string;
+  readonly auth?: string;
+}
+
+export interface RegistrationJson {
+  readonly transport: TransportName;
+  readonly created_at: string;
+  readonly updated_at: string;
+  readonly encrypted?: boolean;
+}
+
+export interface PushConfig {
+  readonly fcm: boolean;
+  readonly unifiedpush: boolean;
+  readonly vapid_public_key?: string;
+}
+
+export class ApiCallError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(`${status} ${code}: ${message}`);
+    this.name = 'ApiCallError';
+  }
+}
+
+export interface DeviceApi {
+  config(): Promise<PushConfig>;
+  register(body: RegistrationBody): Promise<RegistrationJson>;
+  registration(): Promise<RegistrationJson | null>;
+  drain(): Promise<DrainItem[]>;
+  unregister(): Promise<void>;
+}
+
+export function deviceApi(apiUrl: string, jwt: string, timeoutMs = 10_000): DeviceApi {
+  const base = apiUrl.replace(/\/+$/, '');
+  const call = async (method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }> => {
+    const response = await fetch(`${base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${jwt}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const text = await response.text();
+    const json: unknown = text === '' ? undefined : JSON.parse(text);
+    return { status: response.status, json };
+  };
+  const expect = async <T>(method: string, path: string, ok: readonly number[], body?: unknown): Promise<{ status: number; value: T }> => {
+    const { status, json } = await call(method, path, body);
+    if (!ok.includes(status)) {
+      const error = (json ?? {}) as { error?: string; message?: string };
+      throw new ApiCallError(status, error.error ?? 'unexpected', error.message ?? `${method} ${path} answered ${status}`);
+    }
+    return { status, value: json as T };
+  };
+  return {
+    config: async () => (await expect<PushConfig>('GET', '/api/push/config', [200])).value,
+    register: async (body) => (await expect<RegistrationJson>('PUT', '/api/push/registration', [200], body)).value,
+    registration: async () => {
+      const { status, value } = await expect<RegistrationJson>('GET', '/api/push/registration', [200, 404]);
+      return status === 404 ? null : value;
+    },
+    drain: async () => (await expect<DrainItem[]>('POST', '/api/push/drain', [200])).value,
+    unregister: async () => void (await expect('DELETE', '/api/push/registration', [204])),
+  };
+}

@@ -1,0 +1,23 @@
+/**
+ * The service's vocabulary, one name per idea, shared by the processes, the workflows (as
+ * types only), the tools and the tests:
+ *
+ *   - a transport is one of the two ways a wake reaches a phone, named by `TransportName`
+ *     (`PushSender` in src/transports is the object that sends through one);
+ *   - a device is identified by the pair `DeviceIdentity` (the host's user, the device id the
+ *     app chose): one registration, one workflow;
+ *   - a wake goes out at a `WakePriority`: `high` only when a DM is pending (design §1).
+ */
+import { z } from 'zod';
+
+export const transportNames = ['fcm', 'unifiedpush'] as const;
+export type TransportName = (typeof transportNames)[number];
+/** A transport name as PostgreSQL rows and JSON carry it. */
+export const transportNameSchema = z.enum(transportNames);
+
+export interface DeviceIdentity {
+  readonly userId: string;
+  readonly deviceId: string;
+}
+
+export type WakePriority = 'high' | 'normal';

@@ -1,0 +1,77 @@
+/**
+ * The Temporal calls that start and signal registration workflows (contract §9): how the api
+ * (src/api/best-effort-announcer.ts), the bridge (src/bridge/signal-pending.ts) and
+ * maintenance talk to them. Every call is
+ * idempotent and safe to repeat; PostgreSQL stays the truth and these are hints.
+ */
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { TypedSearchAttributes, type SignalDefinition } from '@temporalio/common';
+import { drainedSignal, pendingSignal, registeredSignal, stopSignal, type RegistrationWorkflowInput } from '../workflows/registration-messages.js';
+import { PushDeviceId, PushTransport, PushUserId, registrationWorkflowId, registrationWorkflowType } from './names.js';
+import type { DeviceIdentity, TransportName } from '../src/domain.js';
+
+function startOptions(taskQueue: string, device: DeviceIdentity, transport: TransportName) {
+  const args: [RegistrationWorkflowInput] = [{ userId: device.userId, deviceId: device.deviceId, transport }];
+  return {
+    taskQueue,
+    workflowId: registrationWorkflowId(device.userId, device.deviceId),
+    args,
+    typedSearchAttributes: new TypedSearchAttributes([
+      { key: PushUserId, value: device.userId },
+      { key: PushDeviceId, value: device.deviceId },
+      { key: PushTransport, value: transport },
+    ]),
+    workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+  };
+}
+
+/** After a `PUT`: start the device's workflow, or tell the running one (new transport). */
+export async function announceRegistration(client: Client, taskQueue: string, device: DeviceIdentity, transport: TransportName): Promise<void> {
+  await client.workflow.signalWithStart(registrationWorkflowType, {
+    ...startOptions(taskQueue, device, transport),
+    signal: registeredSignal,
+    signalArgs: [{ transport }],
+  });
+}
+
+/** New pending rows: wake the workflow, starting it if it is missing. */
+export async function announcePending(client: Client, taskQueue: string, device: DeviceIdentity, transport: TransportName): Promise<void> {
+  await client.workflow.signalWithStart(registrationWorkflowType, {
+    ...startOptions(taskQueue, device, transport),
+    signal: pendingSignal,
+    signalArgs: [],
+  });
+}
+
+/**
+ * Maintenance found no running workflow for a registration: start one (a fresh run looks at
+ * PostgreSQL once). Returns false when one was running after all (visibility lags a little).
+ */
+export async function startIfMissing(client: Client, taskQueue: string, device: DeviceIdentity, transport: TransportName): Promise<boolean> {
+  try {
+    await client.workflow.start(registrationWorkflowType, startOptions(taskQueue, device, transport));
+    return true;
+  } catch (error) {
+    if (error instanceof WorkflowExecutionAlreadyStartedError) return false;
+    throw error;
+  }
+}
+
+/** After a drain committed. A missing workflow has nothing to learn from it. */
+export async function announceDrained(client: Client, device: DeviceIdentity): Promise<void> {
+  await signalIfRunning(client, device, drainedSignal);
+}
+
+/** After the registration was deleted: the workflow checks and ends. */
+export async function announceDeleted(client: Client, device: DeviceIdentity): Promise<void> {
+  await signalIfRunning(client, device, stopSignal);
+}
+
+async function signalIfRunning(client: Client, device: DeviceIdentity, signal: SignalDefinition<[]>): Promise<void> {
+  try {
+    await client.workflow.getHandle(registrationWorkflowId(device.userId, device.deviceId)).signal(signal);
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return; // not running: nothing to tell
+    throw error;
+  }
+}

@@ -1,1 +1,0 @@
-export { freePort } from '../../src/dev/ports.js';
