@@ -4,10 +4,10 @@
  * each figure next to its reference from the same run and their ratio, plus the SVG plots
  * under `docs/benchmarks/`).
  */
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '../src/paths.js';
-import type { BenchSettings } from './settings.js';
+import { measurementNames, type BenchSettings } from './settings.js';
 import type { Environment } from './stack.js';
 import { round } from './stats.js';
 
@@ -33,6 +33,11 @@ export interface Table {
 export interface Section {
   readonly id: string;
   readonly title: string;
+  /** The `BENCH_ONLY` name of the measurement that wrote it (one measurement may write several sections). */
+  readonly measurement: string;
+  /** When and at which scale it was measured: this run, or an earlier one whose section a partial run kept. */
+  readonly measuredAt?: string;
+  readonly scale?: string;
   /** How it was measured: sentences for the docs. */
   readonly setup: string[];
   readonly figures: Figure[];
@@ -51,8 +56,8 @@ export class Report {
   readonly sections: Section[] = [];
   readonly #svgs = new Map<string, string>();
 
-  section(id: string, title: string): Section {
-    const section: Section = { id, title, setup: [], figures: [], tables: [], plots: [], details: {} };
+  section(id: string, title: string, measurement: string = id): Section {
+    const section: Section = { id, title, measurement, setup: [], figures: [], tables: [], plots: [], details: {} };
     this.sections.push(section);
     process.stdout.write(`\n== ${title}\n`);
     return section;
@@ -78,7 +83,12 @@ export class Report {
     section.plots.push({ file, caption });
   }
 
-  /** Writes the results; sections in `order` (by id), whatever order they ran in. */
+  /**
+   * Writes the results; sections in `order` (by id), whatever order they ran in. A partial run
+   * (`BENCH_ONLY`) keeps the sections of the measurements it did not run from the previous
+   * bench/results/latest.json, marked with the date and scale they were measured at, so that
+   * the results file stays whole (the capacity model reads several sections of it).
+   */
   write(run: {
     readonly startedAt: Date;
     readonly finishedAt: Date;
@@ -87,43 +97,54 @@ export class Report {
     readonly order: readonly string[];
     readonly loadAverage: { readonly start: number; readonly end: number };
   }): void {
+    const measuredAt = run.finishedAt.toISOString();
+    const fresh = this.sections.map((s): Section => ({ ...s, measuredAt, scale: run.settings.scale }));
+    const ran = new Set<string>(run.settings.only);
+    const kept = previousSections().filter((s) => !ran.has(s.measurement) && !fresh.some((f) => f.id === s.id));
     const rank = (s: Section) => (run.order.indexOf(s.id) + run.order.length + 1) % (run.order.length + 1);
-    this.sections.sort((a, b) => rank(a) - rank(b));
+    const sections = [...fresh, ...kept].sort((a, b) => rank(a) - rank(b));
     mkdirSync(resultsDir, { recursive: true });
     mkdirSync(plotsDir, { recursive: true });
-    for (const old of readdirSync(plotsDir).filter((f) => f.endsWith('.svg'))) rmSync(path.join(plotsDir, old));
+    const keptPlots = new Set(kept.flatMap((s) => s.plots.map((p) => p.file)));
+    for (const old of readdirSync(plotsDir).filter((f) => f.endsWith('.svg') && !keptPlots.has(f))) rmSync(path.join(plotsDir, old));
     for (const [file, svg] of this.#svgs) writeFileSync(path.join(plotsDir, file), svg);
-    const partial = run.settings.only.size < run.order.length;
+    const partial = run.settings.only.size < measurementNames.length;
     const json = {
-      at: run.finishedAt.toISOString(),
+      at: measuredAt,
       durationSeconds: Math.round((run.finishedAt.getTime() - run.startedAt.getTime()) / 1000),
       scale: run.settings.scale,
       measurements: [...run.settings.only],
       environment: run.environment,
       loadAverage: run.loadAverage,
-      sections: this.sections.map((s) => ({
+      sections: sections.map((s) => ({
         id: s.id,
         title: s.title,
+        measurement: s.measurement,
+        measuredAt: s.measuredAt,
+        scale: s.scale,
         ...(s.error === undefined ? {} : { error: s.error }),
         setup: s.setup,
         figures: s.figures.map((f) => ({ ...f, ratio: ratio(f) })),
         tables: s.tables,
         plots: s.plots.map((p) => `docs/benchmarks/${p.file}`),
+        plotCaptions: s.plots.map((p) => p.caption),
         details: s.details,
       })),
     };
     writeFileSync(path.join(resultsDir, 'latest.json'), JSON.stringify(json, null, 2) + '\n');
-    writeFileSync(path.join(docsDir, 'benchmarks.md'), this.markdown(run, partial));
+    writeFileSync(path.join(docsDir, 'benchmarks.md'), this.markdown(run, sections, partial, measuredAt));
   }
 
-  private markdown(run: Parameters<Report['write']>[0], partial: boolean): string {
+  private markdown(run: Parameters<Report['write']>[0], sections: readonly Section[], partial: boolean, measuredAt: string): string {
     const env = run.environment;
     const minutes = ((run.finishedAt.getTime() - run.startedAt.getTime()) / 60_000).toFixed(1);
     const lines: string[] = [];
     lines.push('# Benchmarks', '');
     lines.push(
       `Written by \`make bench\` (bench/run.ts) on ${run.finishedAt.toISOString()} in ${minutes} min, scale \`${run.settings.scale}\`` +
-        (partial ? ` — **a partial run** (${[...run.settings.only].join(', ')}); \`make bench\` without \`BENCH_ONLY\` writes them all.` : '.'),
+        (partial
+          ? ` — **a partial run** (${[...run.settings.only].join(', ')}); the other sections are kept from earlier runs, each marked with its date, and \`make bench\` without \`BENCH_ONLY\` measures them all again.`
+          : '.'),
       '',
     );
     if (env !== undefined) {
@@ -131,6 +152,9 @@ export class Report {
       lines.push(`| machine | ${env.cores} × ${env.cpu}, ${env.memoryGiB} GiB, ${env.os} |`);
       lines.push(`| Node | ${env.node} |`);
       lines.push(`| Temporal | ${env.temporalCli} (dev server, SQLite); TypeScript SDK ${env.temporalSdk} |`);
+      lines.push(
+        `| Temporal server | ${env.temporalServer} (the real server, PostgreSQL persistence, mTLS: the sections marked "real Temporal server") |`,
+      );
       lines.push(`| PostgreSQL | ${env.postgres} (fsync on) |`);
       lines.push(`| NATS | ${env.nats} (JetStream, file storage) |`);
       lines.push(
@@ -150,20 +174,25 @@ export class Report {
       'costs. Counts (history events, actions, wakes per device) do not depend on the machine. The',
       'plots are in docs/benchmarks/, every number and series in bench/results/latest.json. Nothing',
       'here is asserted by a test; that crashes lose nothing is the subject of the fault tests',
-      '(test/faults), which assert outcomes, never timings.',
+      '(test/faults), which assert outcomes, never timings. [capacity.md](capacity.md) turns the measured',
+      'per-wake, per-registration and per-message costs into what a deployment of a given size needs',
+      '(`npm run -s capacity`).',
       '',
     );
     // By item number (1. … 8.), then the rest; stable within an item.
     const item = (f: Figure) => Number(/^(\d+)\./.exec(f.headline ?? '')?.[1] ?? 99);
-    const headlines = this.sections.flatMap((s) => s.figures.filter((f) => f.headline !== undefined)).sort((a, b) => item(a) - item(b));
+    const headlines = sections.flatMap((s) => s.figures.filter((f) => f.headline !== undefined)).sort((a, b) => item(a) - item(b));
     if (headlines.length > 0) {
       lines.push('## Summary', '');
       lines.push('| item | measurement | ours | reference | ours ÷ reference |', '| --- | --- | --- | --- | --- |');
       for (const f of headlines) lines.push(`| ${f.headline} | ${f.name} | ${show(f.value)} ${f.unit} | ${referenceCell(f)} | ${showRatio(f)} |`);
       lines.push('', 'Each section below has the full table, the setup and the plots.', '');
     }
-    for (const section of this.sections) {
+    for (const section of sections) {
       lines.push(`## ${section.title}`, '');
+      if (section.measuredAt !== undefined && section.measuredAt !== measuredAt) {
+        lines.push(`_Kept from an earlier run: measured ${section.measuredAt}, scale \`${section.scale ?? '?'}\` (environment as then)._`, '');
+      }
       if (section.error !== undefined) lines.push(`**Did not complete:** ${section.error}`, '');
       if (section.figures.length > 0) {
         lines.push('| measurement | ours | reference | ours ÷ reference |', '| --- | --- | --- | --- |');
@@ -202,4 +231,41 @@ function show(value: number | null): string {
   if (value === null) return 'not measured';
   if (!Number.isFinite(value)) return String(value);
   return Math.abs(value) >= 10_000 ? Math.round(value).toLocaleString('en-US') : String(value);
+}
+
+/** The sections of the previous results file, as sections (empty when there is none or it does not parse). */
+function previousSections(): Section[] {
+  const file = path.join(resultsDir, 'latest.json');
+  if (!existsSync(file)) return [];
+  try {
+    const previous = JSON.parse(readFileSync(file, 'utf8')) as {
+      at?: string;
+      scale?: string;
+      sections?: (Omit<Section, 'plots' | 'measurement'> & { plots: string[]; plotCaptions?: string[]; measurement?: string })[];
+    };
+    return (previous.sections ?? []).map(({ plotCaptions, ...s }) => ({
+      ...s,
+      figures: s.figures.map(({ ratio: _ratio, ...f }: Figure & { ratio?: unknown }) => f),
+      measurement: s.measurement ?? s.id,
+      measuredAt: s.measuredAt ?? previous.at,
+      scale: s.scale ?? previous.scale,
+      plots: s.plots.map((file, i) => ({ file: path.basename(file), caption: plotCaptions?.[i] ?? captionOf(s.id, file) })),
+    }));
+  } catch {
+    return [];
+  }
+}
+
+/** A kept plot's caption when the results file predates `plotCaptions`: from the markdown it wrote. */
+function captionOf(sectionId: string, file: string): string {
+  const markdown = path.join(docsDir, 'benchmarks.md');
+  const base = path.basename(file);
+  if (existsSync(markdown)) {
+    const line = readFileSync(markdown, 'utf8')
+      .split('\n')
+      .find((l) => l.includes(`](benchmarks/${base})`));
+    const caption = line === undefined ? undefined : /^!\[(.*)\]\(/.exec(line)?.[1];
+    if (caption !== undefined) return caption;
+  }
+  return `${sectionId}: ${base}`;
 }

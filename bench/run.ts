@@ -13,6 +13,10 @@
  *   worker-memory 8. worker RSS per 1,000 cached workflows
  *   fcm-budget    9. a busy channel through FCM, the per-device wake budget off and on (time-skipping server)
  *   sweep         maintenance: the no-session sweep's full pass at 1,000,000 registrations vs one bare DELETE
+ *   scale         issue 17: registration churn; PostgreSQL at a million registrations (bridge,
+ *                 drain, maintenance, sizes) — its million rows stay, so it runs last on its stack
+ *   fan-out-server 1–3 again on a second stack whose Temporal is the real server (mTLS), and
+ *                 both engines side by side
  *
  * BENCH_SCALE=small for a quick run; BENCH_ONLY=<names> for a subset. Numbers depend on the
  * machine; they are recorded, never asserted. Everything started is stopped, also on failure.
@@ -23,10 +27,12 @@ import { startDistributorTap, type DistributorTap } from './distributor-tap.js';
 import { measureBridgeSql } from './measure/bridge-sql.js';
 import { measureClaim } from './measure/claim.js';
 import { measureDrainApi } from './measure/drain-api.js';
-import { measureFanOut } from './measure/fan-out.js';
+import { compareEngines, measureFanOut } from './measure/fan-out.js';
 import { measureFcmBudget } from './measure/fcm-budget.js';
 import { measureLiveTraffic } from './measure/live-traffic.js';
 import { measureMaintenanceSweep } from './measure/maintenance-sweep.js';
+import { measureScaleChurn } from './measure/scale-churn.js';
+import { measureScalePostgres } from './measure/scale-postgres.js';
 import { measureWakePath } from './measure/wake-path.js';
 import { measureWorkerMemory } from './measure/worker-memory.js';
 import { Report } from './report.js';
@@ -51,6 +57,8 @@ const measurements: readonly (readonly [MeasurementName, Measure])[] = [
   ['fan-out', measureFanOut],
   // Last: it loads a million registrations (and removes them again).
   ['sweep', (stack, report, settings) => measureMaintenanceSweep(stack, report, settings)],
+  // Last of all: its million rows stay until the stack is discarded.
+  ['scale', measureScale],
 ];
 
 /**
@@ -73,8 +81,35 @@ const liveTrafficWithMemory: Measure = async (stack, report, settings, tap) => {
   }
 };
 
-const docsOrder: readonly MeasurementName[] = [
+/**
+ * Issue 17: churn first (a few thousand devices through the api), then the million rows,
+ * which stay until the stack is discarded. Each part is its own section; one failing does
+ * not stop the other.
+ */
+async function measureScale(stack: BenchStack, report: Report, settings: BenchSettings, tap: DistributorTap): Promise<void> {
+  const parts: readonly (readonly [string, () => Promise<void>])[] = [
+    ['scale-churn', () => measureScaleChurn(stack, report, settings, tap)],
+    ['scale', () => measureScalePostgres(stack, report, settings)],
+  ];
+  const failures: string[] = [];
+  for (const [id, part] of parts) {
+    try {
+      await part();
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      const section = report.sections.find((s) => s.id === id);
+      if (section !== undefined) section.error = message;
+      failures.push(`${id}: ${message}`);
+      process.stderr.write(`bench: ${id} failed: ${error instanceof Error ? (error.stack ?? message) : message}\n`);
+    }
+  }
+  if (failures.length > 0) throw new Error(failures.join('; '));
+}
+
+const docsOrder: readonly string[] = [
   'fan-out',
+  'fan-out-server',
+  'engines',
   'live-traffic',
   'bridge-sql',
   'drain-api',
@@ -83,6 +118,8 @@ const docsOrder: readonly MeasurementName[] = [
   'claim',
   'wake-path',
   'sweep',
+  'scale',
+  'scale-churn',
 ];
 
 async function main(): Promise<void> {
@@ -109,14 +146,17 @@ async function main(): Promise<void> {
     });
   }
   try {
-    process.stdout.write(`bench: scale ${settings.scale}; starting PostgreSQL, NATS and the Temporal dev server under .dev/bench\n`);
-    stack = await startBenchStack();
     tap = await startDistributorTap();
-    environment = await describeEnvironment(stack);
-    printEnvironment(environment);
+    const onDevServer = measurements.some(([name]) => settings.only.has(name));
+    if (onDevServer) {
+      process.stdout.write(`bench: scale ${settings.scale}; starting PostgreSQL, NATS and the Temporal dev server under .dev/bench\n`);
+      stack = await startBenchStack();
+      environment = await describeEnvironment(stack);
+      printEnvironment(environment);
+    }
     const together = settings.only.has('live-traffic') && settings.only.has('worker-memory');
     for (const [name, measure] of measurements) {
-      if (!settings.only.has(name) || interrupted) continue;
+      if (!settings.only.has(name) || interrupted || stack === undefined) continue;
       if (together && name === 'worker-memory') continue; // ran during the live traffic
       const started = Date.now();
       try {
@@ -125,10 +165,38 @@ async function main(): Promise<void> {
         if (interrupted) break;
         const section = report.sections.find((s) => s.id === name);
         const message = error instanceof Error ? error.message : String(error);
-        if (section !== undefined) section.error = message;
+        if (section !== undefined && section.error === undefined) section.error = message;
         process.stderr.write(`bench: ${name} failed: ${error instanceof Error ? (error.stack ?? message) : message}\n`);
       }
       process.stdout.write(`  (${name}: ${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
+    }
+    if (settings.only.has('fan-out-server') && !interrupted) {
+      // A stack of its own (the first one stopped): the same fan-out on the real Temporal server.
+      const started = Date.now();
+      await stopBenchStack(stack);
+      stack = undefined;
+      process.stdout.write(
+        `\nbench: scale ${settings.scale}; starting PostgreSQL, NATS and the real Temporal server (PostgreSQL persistence, mTLS) under .dev/bench\n`,
+      );
+      try {
+        stack = await startBenchStack({ temporal: 'server' });
+        if (environment === undefined) {
+          environment = await describeEnvironment(stack);
+          printEnvironment(environment);
+        }
+        await measureFanOut(stack, report, settings, tap);
+        compareEngines(report);
+      } catch (error) {
+        if (!interrupted) {
+          const section =
+            report.sections.find((s) => s.id === 'fan-out-server') ??
+            report.section('fan-out-server', '1–3 on the real Temporal server: fan-out to a server channel');
+          const message = error instanceof Error ? error.message : String(error);
+          if (section.error === undefined) section.error = message;
+          process.stderr.write(`bench: fan-out-server failed: ${error instanceof Error ? (error.stack ?? message) : message}\n`);
+        }
+      }
+      process.stdout.write(`  (fan-out-server: ${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
     }
   } finally {
     await stopAll();
@@ -151,6 +219,7 @@ function printEnvironment(env: Environment): void {
       `  memory     ${env.memoryGiB} GiB; ${env.os}`,
       `  Node       ${env.node}`,
       `  Temporal   ${env.temporalCli}; TypeScript SDK ${env.temporalSdk}`,
+      `  server     ${env.temporalServer} (the real server, for the sections run on it)`,
       `  PostgreSQL ${env.postgres}`,
       `  NATS       ${env.nats}`,
       '',

@@ -14,6 +14,8 @@ export const measurementNames = [
   'worker-memory',
   'fcm-budget',
   'sweep',
+  'scale',
+  'fan-out-server',
 ] as const;
 export type MeasurementName = (typeof measurementNames)[number];
 
@@ -38,6 +40,25 @@ export interface BenchSettings {
   readonly fcmBudget: { readonly devices: number; readonly durationMs: number; readonly dmEveryMs: number };
   /** Registrations the maintenance sweep passes over; rounds after a warm-up. */
   readonly sweep: { readonly registrations: number; readonly rounds: number };
+  /** Issue 17: PostgreSQL at a million registrations, and registration churn (bench/measure/scale-*.ts). */
+  readonly atScale: {
+    /** Registrations (and users, each with one device) loaded with `INSERT … SELECT generate_series`. */
+    readonly registrations: number;
+    /** Sizes of the server channels whose message the bridge records (members = recipients + the author). */
+    readonly channelSizes: readonly number[];
+    readonly bridgeRepeats: number;
+    /** `push_pending` rows per registration (three channels of its background server). */
+    readonly pendingPerRegistration: number;
+    /** Rows in the counted-events ledger. */
+    readonly ledgerRows: number;
+    /** Devices drained one after another (each side), and the maintenance runs a full pass may take at most. */
+    readonly drainDevices: number;
+    readonly maintenanceMaxRuns: number;
+    /** Registration churn: devices registered through the api, at this concurrency; devices woken once for history sizes. */
+    readonly churnDevices: number;
+    readonly churnConcurrency: number;
+    readonly wakeSample: number;
+  };
 }
 
 const full: Omit<BenchSettings, 'only'> = {
@@ -52,6 +73,18 @@ const full: Omit<BenchSettings, 'only'> = {
   workerMemory: { steps: [1_000, 2_000] },
   fcmBudget: { devices: 3, durationMs: 3_600_000, dmEveryMs: 10 * 60_000 },
   sweep: { registrations: 1_000_000, rounds: 2 },
+  atScale: {
+    registrations: 1_000_000,
+    channelSizes: [10_000, 100_000],
+    bridgeRepeats: 5,
+    pendingPerRegistration: 3,
+    ledgerRows: 1_000_000,
+    drainDevices: 300,
+    maintenanceMaxRuns: 6,
+    churnDevices: 2_000,
+    churnConcurrency: 16,
+    wakeSample: 50,
+  },
 };
 
 const small: Omit<BenchSettings, 'only'> = {
@@ -65,6 +98,18 @@ const small: Omit<BenchSettings, 'only'> = {
   workerMemory: { steps: [250, 500] },
   fcmBudget: { devices: 2, durationMs: 25 * 60_000, dmEveryMs: 5 * 60_000 },
   sweep: { registrations: 100_000, rounds: 1 },
+  atScale: {
+    registrations: 100_000,
+    channelSizes: [1_000, 10_000],
+    bridgeRepeats: 3,
+    pendingPerRegistration: 3,
+    ledgerRows: 100_000,
+    drainDevices: 100,
+    maintenanceMaxRuns: 3,
+    churnDevices: 300,
+    churnConcurrency: 16,
+    wakeSample: 10,
+  },
 };
 
 export function loadBenchSettings(env: Readonly<Record<string, string | undefined>> = process.env): BenchSettings {

@@ -1,8 +1,11 @@
 /**
- * The benchmark's private stack under .dev/bench: PostgreSQL, NATS JetStream and the Temporal
- * dev server (devstack/services.ts), and the product's own processes (dist/src/bin/{api,worker,
- * bridge}.js) started as daemons with pid files — so `stopEverything` stops them with the
- * services, also after a failure, and the next run cleans up whatever a killed run left.
+ * The benchmark's private stack under .dev/bench: PostgreSQL, NATS JetStream and Temporal —
+ * the CLI's dev server or the real server with mTLS (devstack/services.ts) — and the product's
+ * own processes (dist/src/bin/{api,worker,bridge}.js) started as daemons with pid files — so
+ * `stopEverything` stops them with the services, also after a failure, and the next run
+ * cleans up whatever a killed run left. The processes' environment is assembled by the one
+ * environment function (devstack/environment.ts), with the Temporal TLS files the engine needs;
+ * the benchmark's own Temporal connections are read from that same environment.
  */
 import { randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
@@ -18,20 +21,29 @@ import { migrateUp } from '../src/db/migrate.js';
 import { serviceMigrations } from '../src/db/migrations.js';
 import { createDatabasePool, type DatabasePool } from '../src/db/pool.js';
 import { daemonPid, logFile, startDaemon, stopDaemon, waitFor } from '../devstack/daemons.js';
-import { ensureDatabase, startBackingServices, stopEverything } from '../devstack/services.js';
-import { findBinaries, type Binaries } from '../devstack/tools.js';
+import { assembleStackEnvironment } from '../devstack/environment.js';
+import { freePort } from '../devstack/ports.js';
+import { ensureDatabase, startBackingServices, stopEverything, type TemporalEngine } from '../devstack/services.js';
+import { findBinaries, findTemporalServer, type Binaries } from '../devstack/tools.js';
 import { projectRoot } from '../src/paths.js';
 import { maintenanceScheduleId } from '../temporal/names.js';
 import { removeCluster } from '../devstack/postgres.js';
+import { benchTemporalConnection } from './temporal-connection.js';
 
 const run = promisify(execFile);
 
 export const benchDir = path.join(projectRoot, '.dev', 'bench');
 
-/** Fixed ports of the private stack (clear of the dev stack's defaults). */
-const ports = { postgres: 56432, nats: 56222, temporal: 56233 };
-/** Each set of apps gets its own four ports from here on (two sets may run at once). */
-const firstAppPort = 56300;
+/**
+ * Every listening port of the stack and its apps is a free one below the ephemeral range
+ * (devstack/ports.ts): a fixed port in that range can be taken by any client socket of the
+ * busy benchmark (its pools, its HTTP clients) just before a daemon binds it.
+ */
+const freePorts = async <K extends string>(names: readonly K[]): Promise<Record<K, number>> => {
+  const ports = {} as Record<K, number>;
+  for (const name of names) ports[name] = await freePort();
+  return ports;
+};
 
 export type AppName = 'api' | 'worker' | 'bridge';
 
@@ -42,12 +54,22 @@ interface AppPorts {
   readonly workerSdkMetrics: number;
 }
 
+export type { TemporalEngine } from '../devstack/services.js';
+
 export interface BenchStack {
   readonly dir: string;
   readonly binaries: Binaries;
+  /** Which Temporal the stack runs. */
+  readonly engine: TemporalEngine;
   readonly databaseUrl: string;
   readonly natsUrl: string;
   readonly temporalAddress: string;
+  /**
+   * The Temporal variables the product's processes get (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
+   * and the TEMPORAL_TLS_* files on the real server): helper processes connect with these too,
+   * through `benchTemporalConnection` (bench/temporal-connection.ts).
+   */
+  readonly temporalEnv: Readonly<Record<string, string>>;
   /** The benchmark's own pool (seeding, checks); the apps have theirs. */
   readonly pool: DatabasePool;
   readonly temporal: Client;
@@ -74,61 +96,79 @@ export interface RunningApps {
   stop(): Promise<void>;
 }
 
-/** Starts the services (after stopping whatever a killed earlier run left) and migrates a fresh database. */
-export async function startBenchStack(): Promise<BenchStack> {
+/**
+ * Starts the services (after stopping whatever a killed earlier run left) and migrates a fresh
+ * database. `temporal`: the dev server (default) or the real server (PostgreSQL, mTLS).
+ */
+export async function startBenchStack(options: { readonly temporal?: TemporalEngine } = {}): Promise<BenchStack> {
+  const engine = options.temporal ?? 'dev-server';
   const binaries = findBinaries({});
   await stopEverything(benchDir, binaries.pgBin);
   removeCluster(benchDir);
   rmSync(benchDir, { recursive: true, force: true });
-  const services = await startBackingServices({ dir: benchDir, binaries, ports: { ...ports, temporalUi: undefined }, fast: false });
+  const ports = await freePorts(['postgres', 'nats', 'temporal'] as const);
+  const services = await startBackingServices({ dir: benchDir, binaries, ports: { ...ports, temporalUi: undefined }, fast: false, temporal: engine });
   await ensureDatabase(services.postgres.url('postgres'), 'bench');
   const databaseUrl = services.postgres.url('bench');
   await migrateUp(databaseUrl, serviceMigrations({ withHostStandIn: true }));
   const pool = await createDatabasePool(databaseUrl, { maximumPoolSize: 20, statementTimeoutMs: 300_000 });
-  const connection = await Connection.connect({ address: services.temporalAddress });
+  const jwtSecret = randomBytes(32).toString('base64url');
+  // The processes' variables, through the one environment function; nothing of the caller's
+  // environment is inherited (the stack is private and its figures must not depend on a shell).
+  const { env: stackEnv } = assembleStackEnvironment(
+    {},
+    {
+      env: {
+        DATABASE_URL: databaseUrl,
+        NATS_URL: services.natsUrl,
+        TEMPORAL_ADDRESS: services.temporalAddress,
+        // The real server wants our client certificate: its TEMPORAL_TLS_* files.
+        ...services.temporalEnv,
+        TEMPORAL_NAMESPACE: 'default',
+        HOST: '127.0.0.1',
+        JWT_SECRET: jwtSecret,
+        // The fake distributor listens on loopback over plain HTTP.
+        PUSH_UP_ALLOW_PRIVATE: 'true',
+        PUSH_UP_ALLOW_HTTP: 'true',
+        // The design's intervals, as in production.
+        PUSH_MIN_INTERVAL_MS: '15000',
+        PUSH_REWAKE_AFTER_MS: '900000',
+        LOG_LEVEL: 'info',
+      },
+      fcmStandIn: {},
+    },
+  );
+  const temporalEnv = Object.fromEntries(Object.entries(stackEnv).filter(([name]) => name.startsWith('TEMPORAL_')));
+  const connection = await Connection.connect(benchTemporalConnection(temporalEnv));
   const temporal = new Client({ connection, namespace: 'default' });
   const nats = await connect({ servers: services.natsUrl, name: 'bench' });
-  const jwtSecret = randomBytes(32).toString('base64url');
   let schedulePaused = false;
-  let nextAppPort = firstAppPort;
 
   const appEnv = (taskQueue: string, sdkMetrics: boolean, appPorts: AppPorts): Record<string, string> => ({
     PATH: '/usr/local/bin:/usr/bin:/bin',
-    DATABASE_URL: databaseUrl,
-    NATS_URL: services.natsUrl,
-    TEMPORAL_ADDRESS: services.temporalAddress,
-    TEMPORAL_NAMESPACE: 'default',
+    ...stackEnv,
     TEMPORAL_TASK_QUEUE: taskQueue,
-    HOST: '127.0.0.1',
     PORT: String(appPorts.api),
     WORKER_METRICS_PORT: String(appPorts.workerMetrics),
     BRIDGE_METRICS_PORT: String(appPorts.bridgeMetrics),
     WORKER_SDK_METRICS_PORT: sdkMetrics ? String(appPorts.workerSdkMetrics) : '0',
-    JWT_SECRET: jwtSecret,
-    // The fake distributor listens on loopback over plain HTTP.
-    PUSH_UP_ALLOW_PRIVATE: 'true',
-    PUSH_UP_ALLOW_HTTP: 'true',
-    // The design's intervals, as in production.
-    PUSH_MIN_INTERVAL_MS: '15000',
-    PUSH_REWAKE_AFTER_MS: '900000',
-    LOG_LEVEL: 'info',
   });
 
   return {
     dir: benchDir,
     binaries,
+    engine,
     databaseUrl,
     natsUrl: services.natsUrl,
     temporalAddress: services.temporalAddress,
+    temporalEnv,
     pool,
     temporal,
     nats,
     jwtSecret,
     async startApps({ label, taskQueue, apps, sdkMetrics = false }) {
       const names = apps.map((app) => [app, `${label}-${app}`] as const);
-      const base = nextAppPort;
-      nextAppPort += 4;
-      const appPorts: AppPorts = { api: base, workerMetrics: base + 1, bridgeMetrics: base + 2, workerSdkMetrics: base + 3 };
+      const appPorts: AppPorts = await freePorts(['api', 'workerMetrics', 'bridgeMetrics', 'workerSdkMetrics'] as const);
       const local = (port: number, path: string) => `http://127.0.0.1:${port}${path}`;
       const readyUrl: Record<AppName, string> = {
         api: local(appPorts.api, '/readyz'),
@@ -199,6 +239,8 @@ export interface Environment {
   readonly os: string;
   readonly node: string;
   readonly temporalCli: string;
+  /** The real server's version (`temporal-server --version`), or why it is not there. */
+  readonly temporalServer: string;
   readonly temporalSdk: string;
   readonly postgres: string;
   readonly nats: string;
@@ -217,6 +259,9 @@ export async function describeEnvironment(stack: BenchStack): Promise<Environmen
     os: `${os.type()} ${os.release()} ${os.arch()}`,
     node: process.version,
     temporalCli: await firstLine(stack.binaries.temporal, ['--version']),
+    temporalServer: await Promise.resolve()
+      .then(() => firstLine(findTemporalServer().server, ['--version']))
+      .catch(() => 'not installed (tools/go-tools.sh)'),
     temporalSdk: sdk,
     postgres: `PostgreSQL ${postgres}`,
     nats: `nats-server ${stack.nats.info?.version ?? (await firstLine(stack.binaries.natsServer, ['--version']))}`,

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { createWorker } from '../../temporal/worker.js';
 import type { CeilingActivities } from '../workflows/ceiling.js';
+import { benchTemporalConnection } from '../temporal-connection.js';
 import { serveParent } from './ipc.js';
 
 const workflowsPath = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'workflows', 'ceiling.js');
@@ -23,10 +24,10 @@ const activities: CeilingActivities = {
 
 serveParent({
   async start(params) {
-    const { address, taskQueue } = params as { address: string; taskQueue: string };
+    const { temporalEnv, taskQueue } = params as { temporalEnv: Record<string, string>; taskQueue: string };
     Runtime.install({ logger: new DefaultLogger('WARN') });
     const bundle = await bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') });
-    const connection = await NativeConnection.connect({ address });
+    const connection = await NativeConnection.connect(benchTemporalConnection(temporalEnv));
     const worker = await createWorker({ connection, namespace: 'default', taskQueue, activities, overrides: { workflowBundle: bundle } });
     running = { worker, connection, run: worker.run() };
   },

@@ -8,6 +8,9 @@
  *     workflows that each run one no-op local activity (bench/workflows/ceiling.ts), on a
  *     worker built by the same `createWorker`;
  *   - floor: the same wakes posted straight from one process through the same transport.
+ *
+ * On the stack's engine: the dev server (section `fan-out`) or the real Temporal server
+ * (`fan-out-server`); `compareEngines` puts the two side by side when both ran.
  */
 import { settleAll } from '../../src/bridge/concurrency.js';
 import type { DistributorMessage } from '../../simulator/distributor.js';
@@ -18,7 +21,7 @@ import { fetchEvents, historyCost } from '../history.js';
 import type { Report, Section } from '../report.js';
 import type { BenchSettings } from '../settings.js';
 import { insertRegistrations, messageEvent, seedServer, type ServerWorld } from '../seed.js';
-import type { BenchStack, RunningApps } from '../stack.js';
+import type { BenchStack, RunningApps, TemporalEngine } from '../stack.js';
 import { quantile, sleep } from '../stats.js';
 import { lineChart } from '../svg.js';
 import { ceilingSignal, ceilingWorkflowType } from '../workflows/ceiling.js';
@@ -51,10 +54,21 @@ export interface FanOutResult {
 /** Devices of the small world each side warms up on (first activations load code), not counted. */
 const warmUpDevices = 20;
 
+const sectionId: Readonly<Record<TemporalEngine, string>> = { 'dev-server': 'fan-out', server: 'fan-out-server' };
+const engineName: Readonly<Record<TemporalEngine, string>> = { 'dev-server': 'the Temporal dev server', server: 'the real Temporal server' };
+
 export async function measureFanOut(stack: BenchStack, report: Report, settings: BenchSettings, tap: DistributorTap): Promise<void> {
-  const section = report.section('fan-out', '1–3. Fan-out: one message to a server channel');
+  const onServer = stack.engine === 'server';
+  const section = onServer
+    ? report.section(sectionId.server, '1–3 on the real Temporal server: fan-out to a server channel', 'fan-out-server')
+    : report.section(sectionId['dev-server'], '1–3. Fan-out: one message to a server channel');
+  if (onServer) {
+    section.setup.push(
+      "The same measurement as 1–3 above, on a stack of its own whose Temporal is the real server (`go.temporal.io/server`, the services a production cluster runs: frontend, history, matching, worker) with PostgreSQL persistence and SQL visibility in the stack's PostgreSQL, and its frontend on TLS with client certificates required (devstack/temporal-server.ts); every process connects with the stack's TEMPORAL_TLS_* files, as in production. One history shard set and one process of each service on the same two cores as everything else: the production-fidelity target, not a tuned cluster.",
+    );
+  }
   section.setup.push(
-    `Each size is its own server (members plus the owner, who writes the message; roles and overwrites as in item 6), one UnifiedPush registration with RFC 8291 keys per member, inserted as \`PUT\` would; their workflows do not exist yet, so each device costs a signal-with-start that starts its workflow (in production a registered device's workflow already runs, idle, since its \`PUT\`, and the message costs a signal to it instead; the ceiling makes the same choice, so the comparison holds). **Ours**: the event is published to JetStream; the bridge process and the worker process (\`dist/src/bin/{bridge,worker}.js\`, production settings: signals 16 at a time per event, worker cache 2,000 workflows, 100 local-activity slots, a pool of 10 connections) do the rest; the clock stops when the fake distributor (in the benchmark process, decrypting every wake) has received the last one. **Engine ceiling**: the benchmark process makes the same number of signal-with-starts, 16 at a time, to a trivial workflow that waits for the signal and runs one no-op local activity (bench/workflows/ceiling.ts), on a worker process built by the same \`createWorker\`; arrivals are the activity's runs. **Floor**: one helper process posts the same wakes to the same endpoints through the production UnifiedPush transport, ${floorConcurrency} at a time (the worker's local-activity slots). Wakes per second = devices ÷ time to the last arrival. Each side first runs once on ${warmUpDevices} other devices, not counted (first activations load code and open connections). The bridge's own time (event received → every signal accepted) comes from its \`push_bridge_event_duration_seconds\` metric. The deadline is ${Math.round(settings.fanOut.deadlineMs(settings.fanOut.sizes.at(-1)!) / 1000)} s for the largest size; a run that misses it is reported with what had arrived.`,
+    `Each size is its own server (members plus the owner, who writes the message; roles and overwrites as in item 6), one UnifiedPush registration with RFC 8291 keys per member, inserted as \`PUT\` would; their workflows do not exist yet, so each device costs a signal-with-start that starts its workflow (in production a registered device's workflow already runs, idle, since its \`PUT\`, and the message costs a signal to it instead; the ceiling makes the same choice, so the comparison holds). **Ours**: the event is published to JetStream; the bridge process and the worker process (\`dist/src/bin/{bridge,worker}.js\`, production settings: signals 16 at a time per event, worker cache 2,000 workflows, 100 local-activity slots, a pool of 10 connections) do the rest; the clock stops when the fake distributor (in the benchmark process, decrypting every wake) has received the last one. **Engine ceiling**: the benchmark process makes the same number of signal-with-starts, 16 at a time, to a trivial workflow that waits for the signal and runs one no-op local activity (bench/workflows/ceiling.ts), on a worker process built by the same \`createWorker\`; arrivals are the activity's runs. **Floor**: one helper process posts the same wakes to the same endpoints through the production UnifiedPush transport, ${floorConcurrency} at a time (the worker's local-activity slots). Wakes per second = devices ÷ time to the last arrival. Each side first runs once on ${warmUpDevices} other devices, not counted (first activations load code and open connections). The bridge's own time (event received → every signal accepted) comes from its \`push_bridge_event_duration_seconds\` metric. The deadline is ${Math.round((settings.fanOut.deadlineMs(settings.fanOut.sizes.at(-1)!) * (onServer ? 2 : 1)) / 1000)} s for the largest size; a run that misses it is reported with what had arrived.`,
   );
   const worlds: ServerWorld[] = [];
   for (const size of [warmUpDevices, ...settings.fanOut.sizes]) {
@@ -69,11 +83,12 @@ export async function measureFanOut(stack: BenchStack, report: Report, settings:
   try {
     apps = await stack.startApps({ label: 'fanout', taskQueue: 'bench-fanout', apps: ['worker', 'bridge'] });
     ceiling = forkHelper(stack.dir, 'ceiling-worker');
-    await ceiling.call('start', { address: stack.temporalAddress, taskQueue: 'bench-ceiling' });
+    await ceiling.call('start', { temporalEnv: stack.temporalEnv, taskQueue: 'bench-ceiling' });
     floor = forkHelper(stack.dir, 'floor-sender');
     for (const [i, world] of worlds.entries()) {
       const devices = world.devices.length;
-      const deadlineMs = settings.fanOut.deadlineMs(devices);
+      // The real server is slower here (two cores for all of its services): twice the time.
+      const deadlineMs = settings.fanOut.deadlineMs(devices) * (onServer ? 2 : 1);
       process.stdout.write(`  ${devices} devices${i === 0 ? ' (warm-up, not counted)' : ''}: ours…`);
       const bridgeBefore = await bridgeEventSeconds(apps);
       const ours = await runOurs(stack, tap, world, deadlineMs);
@@ -87,7 +102,7 @@ export async function measureFanOut(stack: BenchStack, report: Report, settings:
       const bridgeSeconds = bridgeBefore === null || bridgeAfter === null ? null : bridgeAfter - bridgeBefore;
       const result = { devices, ours, ceiling: ceilingRun, floor: floorRun, bridgeSeconds, ceilingSignalSeconds: signalSeconds };
       results.push(result);
-      reportSize(report, section, result);
+      reportSize(report, section, result, onServer ? ' (real server)' : '', onServer ? 'fan-out-server' : 'fan-out');
     }
     await firstWakeCost(stack, report, section, worlds[1]!);
   } finally {
@@ -195,7 +210,7 @@ async function runFloor(tap: DistributorTap, helper: Helper, world: ServerWorld,
   }
 }
 
-function reportSize(report: Report, section: Section, result: FanOutResult): void {
+function reportSize(report: Report, section: Section, result: FanOutResult, headlineSuffix: string, plotPrefix: string): void {
   const n = result.devices.toLocaleString('en-US');
   const last = (a: Arrivals) => (a.completed ? a.offsets.at(-1)! / 1000 : null);
   const rate = (a: Arrivals) => (a.offsets.length === 0 ? null : a.offsets.length / (a.offsets.at(-1)! / 1000));
@@ -208,21 +223,21 @@ function reportSize(report: Report, section: Section, result: FanOutResult): voi
     unit: 's',
     reference: { name: 'engine ceiling', value: last(result.ceiling) },
     note,
-    headline: '1. fan-out',
+    headline: `1. fan-out${headlineSuffix}`,
   });
   report.figure(section, {
     name: `${n} devices: wakes per second`,
     value: rate(result.ours),
     unit: '/s',
     reference: { name: 'engine ceiling: no-op activities per second', value: rate(result.ceiling) },
-    headline: '2. engine ceiling',
+    headline: `2. engine ceiling${headlineSuffix}`,
   });
   report.figure(section, {
     name: `${n} devices: wakes per second`,
     value: rate(result.ours),
     unit: '/s',
     reference: { name: 'floor: direct POSTs from one process', value: rate(result.floor) },
-    headline: '3. floor',
+    headline: `3. floor${headlineSuffix}`,
   });
   report.figure(section, {
     name: `${n} devices: the bridge's event → all signal-with-starts accepted`,
@@ -239,7 +254,7 @@ function reportSize(report: Report, section: Section, result: FanOutResult): voi
   const curve = (a: Arrivals) => [[0, 0] as const, ...a.offsets.map((t, i) => [t / 1000, i + 1] as const)];
   report.plot(
     section,
-    `fan-out-${result.devices}.svg`,
+    `${plotPrefix}-${result.devices}.svg`,
     `Fan-out to ${n} devices: cumulative wakes over time, ours vs engine ceiling vs floor`,
     lineChart({
       title: `One message to ${n} devices: cumulative arrivals`,
@@ -321,4 +336,41 @@ async function until(
     await sleep(pollMs);
   }
   return done();
+}
+
+/**
+ * Both engines side by side (when both ran in this run): each of the real server's figures
+ * against the dev server's, ours and the engine ceiling alike.
+ */
+export function compareEngines(report: Report): void {
+  const dev = report.sections.find((s) => s.id === sectionId['dev-server']);
+  const server = report.sections.find((s) => s.id === sectionId.server);
+  if (dev === undefined || server === undefined) return;
+  const section = report.section('engines', '1–3 on both engines: the dev server and the real Temporal server side by side', 'fan-out-server');
+  const devFigure = (name: string, referenceName: string | undefined) =>
+    dev.figures.find((f) => f.name === name && f.reference?.name === referenceName);
+  for (const figure of server.figures) {
+    if (figure.name.startsWith('history') || figure.name.startsWith('billable')) continue;
+    const other = devFigure(figure.name, figure.reference?.name);
+    if (other === undefined) continue;
+    if (figure.reference?.name.startsWith('floor') === true) continue; // the floor does not involve Temporal
+    report.figure(section, {
+      name: `ours: ${figure.name}`,
+      value: figure.value,
+      unit: figure.unit,
+      reference: { name: engineName['dev-server'], value: other.value },
+      ...(figure.name.includes('last wake') ? { headline: `1–3 on ${engineName.server}` } : {}),
+    });
+    if (figure.reference !== undefined && other.reference !== undefined) {
+      report.figure(section, {
+        name: `engine ceiling: ${figure.name}`,
+        value: figure.reference.value,
+        unit: figure.unit,
+        reference: { name: engineName['dev-server'], value: other.reference.value },
+      });
+    }
+  }
+  section.setup.push(
+    `Every figure of the fan-out measured on ${engineName.server} (value) beside the same figure on ${engineName['dev-server']} (reference), both from this run, on the same machine one after the other: ours (bridge → workflows → UnifiedPush) and the engine ceiling (signal-with-start → one no-op local activity). A ratio above 1 for a time, or below 1 for a rate, is what the real server costs here over the dev server.`,
+  );
 }

@@ -18,13 +18,14 @@ import type { Report } from '../report.js';
 import type { BenchSettings } from '../settings.js';
 import { devicesFor, insertRegistrations, nextIds, seedUsers } from '../seed.js';
 import type { BenchStack } from '../stack.js';
+import { benchTemporalConnection } from '../temporal-connection.js';
 import { quantile, sleep } from '../stats.js';
 
 export async function measureWakePath(stack: BenchStack, report: Report, settings: BenchSettings, distributor: FakeDistributor): Promise<void> {
   const section = report.section('wake-path', 'Wake path: local vs regular activities');
-  const connection = await Connection.connect({ address: stack.temporalAddress });
+  const connection = await Connection.connect(benchTemporalConnection(stack.temporalEnv));
   const client = new Client({ connection });
-  const nativeConnection = await NativeConnection.connect({ address: stack.temporalAddress });
+  const nativeConnection = await NativeConnection.connect(benchTemporalConnection(stack.temporalEnv));
   const config = loadConfig('worker', { DATABASE_URL: stack.databaseUrl, PUSH_UP_ALLOW_PRIVATE: 'true', PUSH_UP_ALLOW_HTTP: 'true' });
   const log = createLogger({ level: 'silent', name: 'bench' });
   const transports = createTransports(config, log);

@@ -58,6 +58,22 @@ describe('recordChannelEvents', () => {
     expect(recorded).toMatchObject({ rowsCreated: 3, rowsUpdated: 0 });
   });
 
+  it('names each device to signal by its own user, device and transport', async () => {
+    const [owner, u1, u2, u3] = await host.users(4);
+    const other = await host.server({ owner: owner!, everyone: VIEW_CHANNEL, members: [u1!, u2!, u3!] });
+    const channel = await host.channel(other);
+    const devices = [
+      await host.registration(u1!, { transport: 'fcm' }),
+      await host.registration(u2!, { transport: 'unifiedpush' }),
+      await host.registration(u3!),
+    ];
+    const [m1] = ids(1);
+    const recorded = await recordChannelEvents(db.pool, channel, [{ messageId: m1!, channelId: channel, authorId: owner!, createdAt: at(1) }]);
+    const device = (r: Registration) => ({ registrationId: r.id, userId: r.userId, deviceId: r.deviceId, transport: r.transport });
+    const byId = (a: { registrationId: string }, b: { registrationId: string }) => (a.registrationId < b.registrationId ? -1 : 1);
+    expect([...recorded.toSignal].sort(byId)).toEqual(devices.map(device).sort(byId));
+  });
+
   it('a later, earlier-numbered message moves first back; existing rows are updated, not signalled', async () => {
     const channel = await host.channel(server);
     const [m1, m2] = ids(2);

@@ -1,0 +1,12 @@
+/**
+ * How a process of the benchmark (the benchmark itself, its helper workers) reaches the
+ * stack's Temporal: from the same TEMPORAL_* variables the product's processes get, read by
+ * the configuration's own Temporal section — so the dev server (plain TCP) and the real server
+ * (mTLS with the stack's certificates) need nothing else.
+ */
+import { temporalSection } from '../src/config/sections/temporal.js';
+import { temporalConnectionOptions, type TemporalConnectionOptions } from '../temporal/connection.js';
+
+export function benchTemporalConnection(temporalEnv: Readonly<Record<string, string>>): TemporalConnectionOptions {
+  return temporalConnectionOptions(temporalSection.read(temporalEnv).temporal);
+}
