@@ -14,57 +14,15 @@
  */
 
 import { secretVariables } from '../src/config/env.js';
+import { variablesRead } from '../src/config/index.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
 /** Secrets that may come as `X_FILE` (contract §3a): the configuration's own list. */
 export const fileVariables = secretVariables;
 
-/** Every variable the services read (contract §3, §3a, and the README's operational ones). */
-export const serviceVariables: readonly string[] = [
-  'DATABASE_URL',
-  'NATS_URL',
-  'TEMPORAL_ADDRESS',
-  'TEMPORAL_NAMESPACE',
-  'TEMPORAL_TASK_QUEUE',
-  'PORT',
-  'HOST',
-  'JWT_SECRET',
-  'JWT_PUBLIC_KEY',
-  'JWT_ISSUER',
-  'JWT_AUDIENCE',
-  'FCM_PROJECT_ID',
-  'FCM_CREDENTIALS_JSON',
-  'FCM_ENDPOINT',
-  'PUSH_UP_ALLOW_PRIVATE',
-  'PUSH_UP_ALLOW_HTTP',
-  'PUSH_VAPID_PRIVATE_KEY',
-  'PUSH_VAPID_SUBJECT',
-  'PUSH_MIN_INTERVAL_MS',
-  'PUSH_REWAKE_AFTER_MS',
-  'PUSH_FCM_WAKE_BURST',
-  'PUSH_FCM_WAKE_REFILL_MS',
-  'PUSH_FCM_DM_RESERVE',
-  'TEMPORAL_TLS',
-  'TEMPORAL_TLS_CA_FILE',
-  'TEMPORAL_TLS_CERT_FILE',
-  'TEMPORAL_TLS_KEY_FILE',
-  'TEMPORAL_TLS_SERVER_NAME',
-  'TEMPORAL_API_KEY',
-  'NATS_CREDS_FILE',
-  'NATS_USER',
-  'NATS_PASSWORD',
-  'NATS_TOKEN',
-  'NATS_TLS_CA_FILE',
-  'NATS_TLS_CERT_FILE',
-  'NATS_TLS_KEY_FILE',
-  'TEMPORAL_UI_URL',
-  'WORKER_METRICS_PORT',
-  'BRIDGE_METRICS_PORT',
-  'WORKER_SDK_METRICS_PORT',
-  'LOG_LEVEL',
-  ...fileVariables.map((name) => `${name}_FILE`),
-];
+/** Every variable the services read — what their configuration reads (src/config) — and each secret's `_FILE` form. */
+export const serviceVariables: readonly string[] = [...variablesRead('all'), ...fileVariables.map((name) => `${name}_FILE`)];
 
 const fcmVariables = ['FCM_PROJECT_ID', 'FCM_CREDENTIALS_JSON', 'FCM_CREDENTIALS_JSON_FILE', 'FCM_ENDPOINT'] as const;
 

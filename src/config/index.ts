@@ -39,6 +39,11 @@ interface ConfigByRole {
   all: AllConfig;
 }
 
+/** The variables a process's configuration reads, each once (secrets by name, not their `_FILE` form). */
+export function variablesRead(role: Role): readonly string[] {
+  return [...new Set(processes[role].flatMap((s) => s.variables))];
+}
+
 /** Reads and validates the configuration of one process. Throws ConfigError. */
 export function loadConfig<R extends Role>(role: R, env: Env = process.env): ConfigByRole[R] {
   return readSections(processes[role], resolveEnv(env)) as ConfigByRole[R];

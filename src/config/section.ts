@@ -9,12 +9,15 @@ import { ConfigError } from './errors.js';
 export type ResolvedEnv = Readonly<Record<string, string | undefined>>;
 
 export interface Section<T> {
+  /** The variables this section reads (secrets by their name; `<NAME>_FILE` is resolved before). */
+  readonly variables: readonly string[];
   read(env: ResolvedEnv): T;
 }
 
 export function section<S extends z.ZodRawShape, T>(shape: S, build: (vars: z.output<z.ZodObject<S>>) => T): Section<T> {
   const schema = z.object(shape);
   return {
+    variables: Object.keys(shape),
     read(env) {
       const parsed = schema.safeParse(env);
       if (!parsed.success) {

@@ -25,129 +25,25 @@ import {
   type ValuesSet,
 } from './chart.js';
 import { writeSchemaSet, type SchemaSet } from './kubernetes-schemas.js';
+import { secretVariables as secrets } from '../../src/config/env.js';
+import { variablesRead } from '../../src/config/index.js';
 
 type Process = 'api' | 'worker' | 'bridge' | 'migrate';
 
-/** Contract §3a: the secrets, each also readable from `<NAME>_FILE`. */
-const secretVariables = [
-  'DATABASE_URL',
-  'JWT_SECRET',
-  'JWT_PUBLIC_KEY',
-  'FCM_CREDENTIALS_JSON',
-  'PUSH_VAPID_PRIVATE_KEY',
-  'TEMPORAL_API_KEY',
-  'NATS_PASSWORD',
-  'NATS_TOKEN',
-];
+/** Contract §3a: the secrets, each also readable from `<NAME>_FILE` — in the chart, always as a file. */
+const secretVariables: readonly string[] = secrets;
 const asFile = (names: readonly string[]) => names.map((n) => (secretVariables.includes(n) ? `${n}_FILE` : n));
 
 /** What each process's configuration reads (src/config/processes.ts), secrets as files. */
-const temporal = [
-  'TEMPORAL_ADDRESS',
-  'TEMPORAL_NAMESPACE',
-  'TEMPORAL_TASK_QUEUE',
-  'TEMPORAL_UI_URL',
-  'TEMPORAL_TLS',
-  'TEMPORAL_TLS_CA_FILE',
-  'TEMPORAL_TLS_CERT_FILE',
-  'TEMPORAL_TLS_KEY_FILE',
-  'TEMPORAL_TLS_SERVER_NAME',
-  'TEMPORAL_API_KEY',
-];
-const unifiedPush = ['PUSH_UP_ALLOW_PRIVATE', 'PUSH_UP_ALLOW_HTTP', 'PUSH_VAPID_PRIVATE_KEY', 'PUSH_VAPID_SUBJECT'];
 const reads: Record<Process, readonly string[]> = {
-  api: asFile([
-    'LOG_LEVEL',
-    'DATABASE_URL',
-    ...temporal,
-    'HOST',
-    'PORT',
-    'JWT_SECRET',
-    'JWT_PUBLIC_KEY',
-    'JWT_ISSUER',
-    'JWT_AUDIENCE',
-    'FCM_PROJECT_ID',
-    ...unifiedPush,
-  ]),
-  worker: asFile([
-    'LOG_LEVEL',
-    'DATABASE_URL',
-    ...temporal,
-    'HOST',
-    'WORKER_METRICS_PORT',
-    'WORKER_SDK_METRICS_PORT',
-    'FCM_PROJECT_ID',
-    'FCM_CREDENTIALS_JSON',
-    'FCM_ENDPOINT',
-    ...unifiedPush,
-    'PUSH_MIN_INTERVAL_MS',
-    'PUSH_REWAKE_AFTER_MS',
-    'PUSH_FCM_WAKE_BURST',
-    'PUSH_FCM_WAKE_REFILL_MS',
-    'PUSH_FCM_DM_RESERVE',
-  ]),
-  bridge: asFile([
-    'LOG_LEVEL',
-    'DATABASE_URL',
-    ...temporal,
-    'HOST',
-    'BRIDGE_METRICS_PORT',
-    'NATS_URL',
-    'NATS_CREDS_FILE',
-    'NATS_USER',
-    'NATS_PASSWORD',
-    'NATS_TOKEN',
-    'NATS_TLS_CA_FILE',
-    'NATS_TLS_CERT_FILE',
-    'NATS_TLS_KEY_FILE',
-  ]),
-  migrate: asFile(['LOG_LEVEL', 'DATABASE_URL']),
+  api: asFile(variablesRead('api')),
+  worker: asFile(variablesRead('worker')),
+  bridge: asFile(variablesRead('bridge')),
+  migrate: asFile(variablesRead('migrate')),
 };
 
-/** Every variable of contract §3 and §3a (secrets as their `_FILE` form), and the listeners' ports. */
-const contractVariables = asFile([
-  'DATABASE_URL',
-  'NATS_URL',
-  'TEMPORAL_ADDRESS',
-  'TEMPORAL_NAMESPACE',
-  'TEMPORAL_TASK_QUEUE',
-  'PORT',
-  'HOST',
-  'JWT_SECRET',
-  'JWT_PUBLIC_KEY',
-  'JWT_ISSUER',
-  'JWT_AUDIENCE',
-  'FCM_PROJECT_ID',
-  'FCM_CREDENTIALS_JSON',
-  'FCM_ENDPOINT',
-  'PUSH_UP_ALLOW_PRIVATE',
-  'PUSH_UP_ALLOW_HTTP',
-  'PUSH_VAPID_PRIVATE_KEY',
-  'PUSH_VAPID_SUBJECT',
-  'PUSH_MIN_INTERVAL_MS',
-  'PUSH_REWAKE_AFTER_MS',
-  'PUSH_FCM_WAKE_BURST',
-  'PUSH_FCM_WAKE_REFILL_MS',
-  'PUSH_FCM_DM_RESERVE',
-  'TEMPORAL_TLS',
-  'TEMPORAL_TLS_CA_FILE',
-  'TEMPORAL_TLS_CERT_FILE',
-  'TEMPORAL_TLS_KEY_FILE',
-  'TEMPORAL_TLS_SERVER_NAME',
-  'TEMPORAL_API_KEY',
-  'NATS_CREDS_FILE',
-  'NATS_USER',
-  'NATS_PASSWORD',
-  'NATS_TOKEN',
-  'NATS_TLS_CA_FILE',
-  'NATS_TLS_CERT_FILE',
-  'NATS_TLS_KEY_FILE',
-  'WORKER_METRICS_PORT',
-  'WORKER_SDK_METRICS_PORT',
-  'BRIDGE_METRICS_PORT',
-  'TEMPORAL_UI_URL',
-  'LOG_LEVEL',
-]);
+/** Every variable of contract §3 and §3a a process reads (secrets as their `_FILE` form), and the listeners' ports. */
+const contractVariables = [...new Set(Object.values(reads).flat())];
 
 let home: string;
 let schemas: SchemaSet;
@@ -330,10 +226,12 @@ describe('each process gets its own settings and secrets, and nothing of another
         'NATS_TLS_CA_FILE',
         'NATS_TLS_CERT_FILE',
         'NATS_TLS_KEY_FILE',
+        'BRIDGE_START_AT',
       ]),
     );
     expect(sorted(Object.keys(v.migrate.env))).toEqual(['DATABASE_URL_FILE', 'LOG_LEVEL']);
     // Values reach the variables as given: numbers in full (not 1.8e+06), booleans as words.
+    expect(v.bridge.env).toMatchObject({ BRIDGE_START_AT: '2026-12-01T00:00:00Z' });
     expect(v.worker.env).toMatchObject({
       PUSH_REWAKE_AFTER_MS: '1800000',
       PUSH_FCM_WAKE_BURST: '20',

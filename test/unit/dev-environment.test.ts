@@ -1,5 +1,6 @@
 /** `make up` / `make dev`: the caller's environment wins, the stack's defaults fill the rest (contract §2). */
 import { describe, expect, it } from 'vitest';
+import { variablesRead } from '../../src/config/index.js';
 import { assembleStackEnvironment, describeStackEnvironment, type StackDefaults } from '../../devstack/environment.js';
 
 const defaults: StackDefaults = {
@@ -21,6 +22,16 @@ describe('the stack environment', () => {
     expect(env).toEqual({ ...defaults.env, ...defaults.fcmStandIn });
     expect(new Set(Object.values(sources))).toEqual(new Set(['stack']));
     expect(fcmStandIn).toBe(true);
+  });
+
+  it('passes on every variable a service’s configuration reads (BRIDGE_START_AT was once left out)', () => {
+    const nonFcm = variablesRead('all').filter((name) => !name.startsWith('FCM_') && name !== 'JWT_PUBLIC_KEY');
+    const caller = Object.fromEntries(nonFcm.map((name) => [name, `caller-${name}`]));
+    const { env, sources } = assembleStackEnvironment(caller, defaults);
+    for (const name of nonFcm) {
+      expect(env[name], name).toBe(`caller-${name}`);
+      expect(sources[name], name).toBe('caller');
+    }
   });
 
   it('lets every variable the caller sets win, and only those', () => {
