@@ -74,8 +74,10 @@ export class Report {
     };
     section.figures.push(clean);
     const ref =
-      clean.reference === undefined ? '' : `   vs ${clean.reference.name}: ${show(clean.reference.value)} ${clean.unit}   ratio ${showRatio(clean)}`;
-    process.stdout.write(`  ${clean.name}: ${show(clean.value)} ${clean.unit}${ref}${clean.note ? `   (${clean.note})` : ''}\n`);
+      clean.reference === undefined
+        ? ''
+        : `   vs ${clean.reference.name}: ${withUnit(clean.reference.value, clean.unit)}   ratio ${showRatio(clean)}`;
+    process.stdout.write(`  ${clean.name}: ${withUnit(clean.value, clean.unit)}${ref}${clean.note ? `   (${clean.note})` : ''}\n`);
   }
 
   plot(section: Section, file: string, caption: string, svg: string): void {
@@ -185,7 +187,7 @@ export class Report {
     if (headlines.length > 0) {
       lines.push('## Summary', '');
       lines.push('| item | measurement | ours | reference | ours ÷ reference |', '| --- | --- | --- | --- | --- |');
-      for (const f of headlines) lines.push(`| ${f.headline} | ${f.name} | ${show(f.value)} ${f.unit} | ${referenceCell(f)} | ${showRatio(f)} |`);
+      for (const f of headlines) lines.push(`| ${f.headline} | ${f.name} | ${withUnit(f.value, f.unit)} | ${referenceCell(f)} | ${showRatio(f)} |`);
       lines.push('', 'Each section below has the full table, the setup and the plots.', '');
     }
     for (const section of sections) {
@@ -197,7 +199,7 @@ export class Report {
       if (section.figures.length > 0) {
         lines.push('| measurement | ours | reference | ours ÷ reference |', '| --- | --- | --- | --- |');
         for (const f of section.figures) {
-          lines.push(`| ${f.name}${f.note ? ` — ${f.note}` : ''} | ${show(f.value)} ${f.unit} | ${referenceCell(f)} | ${showRatio(f)} |`);
+          lines.push(`| ${f.name}${f.note ? ` — ${f.note}` : ''} | ${withUnit(f.value, f.unit)} | ${referenceCell(f)} | ${showRatio(f)} |`);
         }
         lines.push('');
       }
@@ -214,7 +216,7 @@ export class Report {
 }
 
 function referenceCell(f: Figure): string {
-  return f.reference === undefined ? '' : `${show(f.reference.value)} ${f.unit} (${f.reference.name})`;
+  return f.reference === undefined ? '' : `${withUnit(f.reference.value, f.unit)} (${f.reference.name})`;
 }
 
 function ratio(f: Figure): number | null {
@@ -225,6 +227,11 @@ function ratio(f: Figure): number | null {
 function showRatio(f: Figure): string {
   const r = ratio(f);
   return r === null ? (f.reference === undefined ? '' : '—') : `${r}×`;
+}
+
+/** A value with its unit; a figure not measured has neither. */
+function withUnit(value: number | null, unit: string): string {
+  return value === null ? 'not measured' : `${show(value)} ${unit}`;
 }
 
 function show(value: number | null): string {
