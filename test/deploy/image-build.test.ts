@@ -223,6 +223,11 @@ describe("the image's processes, from the build output, against real PostgreSQL,
        INSERT INTO device_keys (user_id, device_id, identity_key) VALUES (${bob}, 'deploy-phone', '\\x01');`,
     );
     const phone = await registerPhone(urls.api, bob!, 'deploy-phone', distributor);
+    // The worker made the maintenance Schedule in this namespace. Paused, so that its own
+    // 10-minute clock cannot prune the old phone before the run this test triggers.
+    const schedule = client.schedule.getHandle('push-maintenance');
+    await waitFor("the worker's maintenance Schedule", async () => (await schedule.describe().catch(() => undefined)) !== undefined, 60_000);
+    await schedule.pause('the test triggers its own run');
     // An old phone of bob's whose session is gone: maintenance prunes it.
     await registerPhone(urls.api, bob!, 'old-phone', distributor);
 
@@ -246,8 +251,7 @@ describe("the image's processes, from the build output, against real PostgreSQL,
     expect(count, count.output).toMatchObject({ code: 0 });
     expect(count.output).toMatch(/unifiedpush/);
 
-    // The worker made the maintenance Schedule in this namespace; a run now, as the worker's role.
-    const schedule = client.schedule.getHandle('push-maintenance');
+    // A maintenance run now, as the worker's role (a paused Schedule still takes a trigger).
     await schedule.trigger();
     let runId: { workflowId: string; firstExecutionRunId: string } | undefined;
     await waitFor(
