@@ -76,7 +76,7 @@ const full: Omit<BenchSettings, 'only'> = {
   atScale: {
     registrations: 1_000_000,
     channelSizes: [10_000, 100_000],
-    bridgeRepeats: 5,
+    bridgeRepeats: 11,
     pendingPerRegistration: 3,
     ledgerRows: 1_000_000,
     drainDevices: 300,

@@ -119,6 +119,32 @@ async function backendCpu(pool: DatabasePool): Promise<() => number> {
   };
 }
 
+/**
+ * A statement in its own transaction under the bridge's settings (JIT off, as in
+ * `recordChannelEvents`): the references and the parts are compared like for like.
+ */
+function withoutJit(pool: DatabasePool, statement: ReturnType<typeof sql.unsafe>) {
+  return pool.transaction(async (tx) => {
+    await tx.query(sql.unsafe`SET LOCAL jit = off`);
+    return tx.query(statement);
+  });
+}
+
+/** The reference: the bare `INSERT … SELECT` of the same rows (`conflict`: as an upsert). */
+function bareInsert(pool: DatabasePool, channelId: string, registrationIds: ReturnType<typeof sql.array>, conflict: boolean) {
+  const m = nextMessageId();
+  const onConflict = conflict
+    ? sql.fragment`ON CONFLICT (registration_id, channel_id) DO UPDATE SET message_count = p.message_count + 1, last_message_id = EXCLUDED.last_message_id, last_at = now()`
+    : sql.fragment``;
+  return withoutJit(
+    pool,
+    sql.unsafe`
+      INSERT INTO push_pending AS p (registration_id, channel_id, message_count, first_message_id, first_at, last_message_id, is_dm, last_at)
+      SELECT id, ${channelId}, 1, ${m}, now(), ${m}, false, now() FROM unnest(${registrationIds}) AS id ORDER BY id
+      ${onConflict}`,
+  );
+}
+
 async function measureBridge(pool: DatabasePool, report: Report, section: Section, channel: SizedChannel, repeats: number): Promise<void> {
   const { channelId } = channel;
   const ids = await pool.anyFirst(sql.type(z.object({ id: z.string() }))`
@@ -141,18 +167,7 @@ async function measureBridge(pool: DatabasePool, report: Report, section: Sectio
     await pool.query(sql.unsafe`VACUUM ANALYZE push_pending`);
   };
   const event = () => ({ messageId: nextMessageId(), channelId, authorId: channel.authorId, createdAt: new Date() });
-  const bare = (conflict: boolean) => {
-    const m = nextMessageId();
-    const onConflict = conflict
-      ? sql.fragment`ON CONFLICT (registration_id, channel_id) DO UPDATE SET message_count = p.message_count + 1, last_message_id = EXCLUDED.last_message_id, last_at = now()`
-      : sql.fragment``;
-    return pool.transaction((tx) =>
-      tx.query(sql.unsafe`
-        INSERT INTO push_pending AS p (registration_id, channel_id, message_count, first_message_id, first_at, last_message_id, is_dm, last_at)
-        SELECT id, ${channelId}, 1, ${m}, now(), ${m}, false, now() FROM unnest(${array}) AS id ORDER BY id
-        ${onConflict}`),
-    );
-  };
+  const bare = (conflict: boolean) => bareInsert(pool, channelId, array, conflict);
   const samples = { create: [] as Sample[], update: [] as Sample[], insert: [] as Sample[], upsert: [] as Sample[] };
   let created = 0;
   await clear();
@@ -252,22 +267,17 @@ async function takeBridgeApart(pool: DatabasePool, channel: SizedChannel, repeat
     await pool.query(sql.unsafe`DELETE FROM push_pending WHERE channel_id = ${channelId}`);
     await pool.query(sql.unsafe`VACUUM ANALYZE push_pending`);
   };
-  const insert = (conflict: boolean) => {
-    const m = nextMessageId();
-    return pool.transaction((tx) =>
-      tx.query(sql.unsafe`
-        INSERT INTO push_pending AS p (registration_id, channel_id, message_count, first_message_id, first_at, last_message_id, is_dm, last_at)
-        SELECT id, ${channelId}, 1, ${m}, now(), ${m}, false, now() FROM unnest(${array}) AS id ORDER BY id
-        ${conflict ? sql.fragment`ON CONFLICT (registration_id, channel_id) DO UPDATE SET message_count = p.message_count + 1, last_message_id = EXCLUDED.last_message_id, last_at = now()` : sql.fragment``}`),
-    );
-  };
+  const insert = (conflict: boolean) => bareInsert(pool, channelId, array, conflict);
   const parts: Record<keyof typeof partNames, { writes: boolean; run: () => Promise<unknown> }> = {
-    viewers: { writes: false, run: () => pool.query(sql.unsafe`SELECT count(*) FROM (${channelViewers([channelId], undefined, serverId)}) v`) },
-    mutes: { writes: false, run: () => pool.query(sql.unsafe`SELECT count(*) FROM (${channelRecipients(channelId, serverId)}) v`) },
+    viewers: { writes: false, run: () => withoutJit(pool, sql.unsafe`SELECT count(*) FROM (${channelViewers([channelId], undefined, serverId)}) v`) },
+    mutes: { writes: false, run: () => withoutJit(pool, sql.unsafe`SELECT count(*) FROM (${channelRecipients(channelId, serverId)}) v`) },
     registrations: {
       writes: false,
       run: () =>
-        pool.query(sql.unsafe`SELECT count(*) FROM (${channelRecipients(channelId, serverId)}) v JOIN push_registrations r ON r.user_id = v.user_id`),
+        withoutJit(
+          pool,
+          sql.unsafe`SELECT count(*) FROM (${channelRecipients(channelId, serverId)}) v JOIN push_registrations r ON r.user_id = v.user_id`,
+        ),
     },
     bare: { writes: true, run: () => insert(false) },
     bareUpsert: { writes: true, run: () => insert(true) },
@@ -294,7 +304,7 @@ function reportBridgeParts(section: Section, runs: readonly BridgeParts[]): void
   const ms = (r: BridgeParts, k: keyof typeof partNames) => r.cpuMs[k] ?? 0;
   section.tables.push({
     title:
-      "The bridge's transaction taken apart: PostgreSQL backend CPU per message (ms), each part run alone and uninstrumented (10 ms ticks summed over the repeats, so ±10 ms ÷ repeats):",
+      "The bridge's transaction taken apart: PostgreSQL backend CPU per message (ms), each part run alone, uninstrumented and with JIT off as in the bridge (10 ms ticks summed over the repeats, so ±10 ms ÷ repeats):",
     header: ['part', ...runs.map((r) => `${r.members.toLocaleString('en-US')} members (${r.rows.toLocaleString('en-US')} rows)`)],
     rows: [
       ...(Object.keys(partNames) as (keyof typeof partNames)[]).map((k) => [partNames[k], ...runs.map((r) => ms(r, k))]),
@@ -330,7 +340,10 @@ interface Sample {
 async function explainBridge(pool: DatabasePool, section: Section, channel: SizedChannel): Promise<void> {
   const channelRow = { id: channel.channelId, server_id: channel.serverId };
   const events = [{ messageId: nextMessageId(), channelId: channel.channelId, authorId: channel.authorId, createdAt: new Date() }];
-  const ours = await explain(pool, sql.unsafe`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${pendingUpsert(channelRow, events)}`, categorize);
+  const upsert = sql.unsafe`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${pendingUpsert(channelRow, events)}`;
+  // As the bridge runs it: JIT off (recordChannelEvents). What JIT would cost it is measured apart.
+  const ours = await explain(pool, upsert, categorize, { jit: 'off' });
+  await reportJit(pool, section, channel, upsert);
   const ids = await pool.anyFirst(sql.type(z.object({ id: z.string() }))`
     SELECT r.id FROM (${channelRecipients(channel.channelId, channel.serverId)}) v JOIN push_registrations r ON r.user_id = v.user_id
     WHERE v.user_id <> ${channel.authorId} ORDER BY r.id`);
@@ -341,6 +354,7 @@ async function explainBridge(pool: DatabasePool, section: Section, channel: Size
       INSERT INTO push_pending AS p (registration_id, channel_id, message_count, first_message_id, first_at, last_message_id, is_dm, last_at)
       SELECT id, ${channel.channelId}, 1, ${m}, now(), ${m}, false, now() FROM unnest(${sql.array(ids, 'int8')}) AS id ORDER BY id`,
     (n) => (isInsert(n) ? insertItself : n['Node Type'] === 'Sort' ? inOrder : 'the ids to insert (unnest)'),
+    { jit: 'off' },
   );
   const categories = [...new Set([...Object.keys(ours.byCategory), ...Object.keys(bare.byCategory)])].sort(
     (a, b) => (ours.byCategory[b] ?? 0) - (ours.byCategory[a] ?? 0),
@@ -399,23 +413,63 @@ interface Explained {
   readonly nodes: { node: string; ms: number; category: string }[];
 }
 
-async function explain(
-  pool: DatabasePool,
-  statement: ReturnType<typeof sql.unsafe>,
-  categorize: (n: PlanNode, scope: string) => string,
-): Promise<Explained> {
+/** PostgreSQL settings for one EXPLAIN's transaction (`SET LOCAL`). */
+type PlannerSettings = Readonly<Record<string, string>>;
+
+interface ExplainOutput {
+  Plan: PlanNode;
+  'Planning Time': number;
+  'Execution Time': number;
+  Triggers?: { 'Trigger Name': string; Time: number }[];
+  JIT?: { Functions: number; Options: Record<string, boolean>; Timing: { Total: number } };
+}
+
+/** `statement` (an EXPLAIN ANALYZE … FORMAT JSON) run in a transaction rolled back, under `settings`. */
+async function explainOutput(pool: DatabasePool, statement: ReturnType<typeof sql.unsafe>, settings: PlannerSettings): Promise<ExplainOutput> {
   let plan: unknown;
   await pool
     .transaction(async (tx) => {
+      for (const [name, value] of Object.entries(settings)) await tx.query(sql.unsafe`SELECT set_config(${name}, ${value}, true)`);
       plan = await tx.oneFirst(statement);
       throw new Rollback();
     })
     .catch((error: unknown) => {
       if (!(error instanceof Rollback)) throw error;
     });
-  const [top] = (typeof plan === 'string' ? JSON.parse(plan) : plan) as [
-    { Plan: PlanNode; 'Planning Time': number; 'Execution Time': number; Triggers?: { 'Trigger Name': string; Time: number }[] },
-  ];
+  return ((typeof plan === 'string' ? JSON.parse(plan) : plan) as [ExplainOutput])[0];
+}
+
+/**
+ * What JIT compilation would add to the bridge's upsert, which turns it off: with PostgreSQL's
+ * default thresholds, and once the statement's estimated cost passes jit_optimize_above_cost
+ * and jit_inline_above_cost (as it does for a larger channel; here the thresholds are lowered
+ * to just under this statement's cost instead).
+ */
+async function reportJit(pool: DatabasePool, section: Section, channel: SizedChannel, upsert: ReturnType<typeof sql.unsafe>): Promise<void> {
+  const byDefault = await explainOutput(pool, upsert, { jit: 'on' });
+  const cost = (byDefault.Plan as PlanNode & { 'Total Cost': number })['Total Cost'];
+  const threshold = String(Math.floor(cost * 0.9));
+  const optimized = await explainOutput(pool, upsert, { jit: 'on', jit_optimize_above_cost: threshold, jit_inline_above_cost: threshold });
+  const describe = (o: ExplainOutput) =>
+    o.JIT === undefined
+      ? 'none (below jit_above_cost)'
+      : `${o.JIT.Timing.Total.toFixed(0)} ms for ${o.JIT.Functions} functions (${Object.entries(o.JIT.Options)
+          .filter(([, on]) => on)
+          .map(([option]) => option.toLowerCase())
+          .join(', ')})`;
+  section.details.jit = { estimatedCost: cost, byDefault: byDefault.JIT ?? null, optimized: optimized.JIT ?? null };
+  section.setup.push(
+    `**JIT**: the bridge's transaction turns PostgreSQL's JIT compilation off (\`SET LOCAL jit = off\`). For its upsert to the ${channel.members.toLocaleString('en-US')}-member channel (estimated cost ${cost.toFixed(0)}), JIT with PostgreSQL's default thresholds would take ${describe(byDefault)}; past jit_optimize_above_cost and jit_inline_above_cost (500,000 by default, which a channel of roughly ${Math.ceil((500_000 / cost) * channel.members).toLocaleString('en-US')} members reaches), ${describe(optimized)} — paid again for every message (the whole statement with default JIT: ${byDefault['Execution Time'].toFixed(0)} ms, instrumented). The bare references, the parts and the EXPLAIN tables run with JIT off too, like for like.`,
+  );
+}
+
+async function explain(
+  pool: DatabasePool,
+  statement: ReturnType<typeof sql.unsafe>,
+  categorize: (n: PlanNode, scope: string) => string,
+  settings: PlannerSettings = {},
+): Promise<Explained> {
+  const top = await explainOutput(pool, statement, settings);
   const byCategory: Record<string, number> = {};
   const nodes: Explained['nodes'] = [];
   const cteTime = new Map<string, number>();

@@ -51,6 +51,9 @@ const device = z.object({
 /** `events` must all belong to `channelId`. */
 export async function recordChannelEvents(pool: DatabasePool, channelId: string, events: readonly MessageEvent[]): Promise<RecordedEvents> {
   return pool.transaction(async (tx) => {
+    // No JIT here: a message to a large channel is planned past PostgreSQL's JIT thresholds, and
+    // the compilation — paid again for every message — costs more than it saves (docs/benchmarks.md).
+    await tx.query(sql.unsafe`SET LOCAL jit = off`);
     const channel = await tx.maybeOne(sql.type(channelRow)`SELECT id, server_id FROM channels WHERE id = ${channelId}`);
     if (channel === null) return { records: events.map(() => 'unknown_channel' as const), toSignal: [], rowsCreated: 0, rowsUpdated: 0 };
 
