@@ -16,6 +16,7 @@ import type { BenchSettings } from '../settings.js';
 import { insertRegistrations, nextMessageId, seedServer } from '../seed.js';
 import type { BenchStack } from '../stack.js';
 import { median } from '../stats.js';
+import { bareInsert, clearChannel } from './pending-reference.js';
 
 export async function measureBridgeSql(stack: BenchStack, report: Report, settings: BenchSettings, distributor: FakeDistributor): Promise<void> {
   const section = report.section('bridge-sql', '6. The bridge: recipient resolution + pending upsert');
@@ -31,23 +32,7 @@ export async function measureBridgeSql(stack: BenchStack, report: Report, settin
     await work();
     return performance.now() - started;
   };
-  const clear = async () => {
-    await pool.query(sql.unsafe`DELETE FROM push_pending WHERE channel_id = ${channelId}`);
-    await pool.query(sql.unsafe`VACUUM ANALYZE push_pending`);
-  };
-  const bareInsert = (conflict: boolean) => {
-    const messageId = nextMessageId();
-    const onConflict = conflict
-      ? sql.fragment`ON CONFLICT (registration_id, channel_id) DO UPDATE SET message_count = p.message_count + 1, last_message_id = EXCLUDED.last_message_id, last_at = now()`
-      : sql.fragment``;
-    return pool.transaction((tx) =>
-      tx.query(sql.unsafe`
-        INSERT INTO push_pending AS p (registration_id, channel_id, message_count, first_message_id, first_at, last_message_id, is_dm, last_at)
-        SELECT id, ${channelId}, 1, ${messageId}, now(), ${messageId}, false, now() FROM unnest(${ids}) AS id ORDER BY id
-        ${onConflict}`),
-    );
-  };
-
+  const clear = () => clearChannel(pool, channelId);
   const samples = { resolve: [] as number[], create: [] as number[], bareInsert: [] as number[], update: [] as number[], bareUpsert: [] as number[] };
   let created = 0;
   await pool.query(sql.unsafe`VACUUM ANALYZE`);
@@ -60,8 +45,8 @@ export async function measureBridgeSql(stack: BenchStack, report: Report, settin
     const create = await time(async () => (created = (await recordChannelEvents(pool, channelId, [event()])).rowsCreated));
     const update = await time(() => recordChannelEvents(pool, channelId, [event()]));
     await clear();
-    const insert = await time(() => bareInsert(false));
-    const upsert = await time(() => bareInsert(true));
+    const insert = await time(() => bareInsert(pool, channelId, ids, false));
+    const upsert = await time(() => bareInsert(pool, channelId, ids, true));
     await clear();
     if (!keep) continue;
     samples.resolve.push(resolve);

@@ -27,6 +27,7 @@ import { fetchEvents, historyCost, typeName } from '../history.js';
 import type { Report, Section } from '../report.js';
 import type { BenchSettings } from '../settings.js';
 import { nextMessageId } from '../seed.js';
+import { bareInsert, clearChannel, withoutJit } from './pending-reference.js';
 import type { BenchStack, RunningApps } from '../stack.js';
 import { median, quantile } from '../stats.js';
 import { loadScaleWorld, type ScaleWorld, type SizedChannel } from './scale-world.js';
@@ -119,32 +120,6 @@ async function backendCpu(pool: DatabasePool): Promise<() => number> {
   };
 }
 
-/**
- * A statement in its own transaction under the bridge's settings (JIT off, as in
- * `recordChannelEvents`): the references and the parts are compared like for like.
- */
-function withoutJit(pool: DatabasePool, statement: ReturnType<typeof sql.unsafe>) {
-  return pool.transaction(async (tx) => {
-    await tx.query(sql.unsafe`SET LOCAL jit = off`);
-    return tx.query(statement);
-  });
-}
-
-/** The reference: the bare `INSERT … SELECT` of the same rows (`conflict`: as an upsert). */
-function bareInsert(pool: DatabasePool, channelId: string, registrationIds: ReturnType<typeof sql.array>, conflict: boolean) {
-  const m = nextMessageId();
-  const onConflict = conflict
-    ? sql.fragment`ON CONFLICT (registration_id, channel_id) DO UPDATE SET message_count = p.message_count + 1, last_message_id = EXCLUDED.last_message_id, last_at = now()`
-    : sql.fragment``;
-  return withoutJit(
-    pool,
-    sql.unsafe`
-      INSERT INTO push_pending AS p (registration_id, channel_id, message_count, first_message_id, first_at, last_message_id, is_dm, last_at)
-      SELECT id, ${channelId}, 1, ${m}, now(), ${m}, false, now() FROM unnest(${registrationIds}) AS id ORDER BY id
-      ${onConflict}`,
-  );
-}
-
 async function measureBridge(pool: DatabasePool, report: Report, section: Section, channel: SizedChannel, repeats: number): Promise<void> {
   const { channelId } = channel;
   const ids = await pool.anyFirst(sql.type(z.object({ id: z.string() }))`
@@ -162,10 +137,7 @@ async function measureBridge(pool: DatabasePool, report: Report, section: Sectio
     const cpuMs = (cpu() - c) * 1000;
     return { ms, cpuMs, walBytes: (await wal()) - w };
   };
-  const clear = async () => {
-    await pool.query(sql.unsafe`DELETE FROM push_pending WHERE channel_id = ${channelId}`);
-    await pool.query(sql.unsafe`VACUUM ANALYZE push_pending`);
-  };
+  const clear = () => clearChannel(pool, channelId);
   const event = () => ({ messageId: nextMessageId(), channelId, authorId: channel.authorId, createdAt: new Date() });
   const bare = (conflict: boolean) => bareInsert(pool, channelId, array, conflict);
   const samples = { create: [] as Sample[], update: [] as Sample[], insert: [] as Sample[], upsert: [] as Sample[] };
@@ -263,10 +235,7 @@ async function takeBridgeApart(pool: DatabasePool, channel: SizedChannel, repeat
     WHERE v.user_id <> ${authorId} ORDER BY r.id`);
   const array = sql.array(ids, 'int8');
   const cpu = await backendCpu(pool);
-  const clear = async () => {
-    await pool.query(sql.unsafe`DELETE FROM push_pending WHERE channel_id = ${channelId}`);
-    await pool.query(sql.unsafe`VACUUM ANALYZE push_pending`);
-  };
+  const clear = () => clearChannel(pool, channelId);
   const insert = (conflict: boolean) => bareInsert(pool, channelId, array, conflict);
   const parts: Record<keyof typeof partNames, { writes: boolean; run: () => Promise<unknown> }> = {
     viewers: { writes: false, run: () => withoutJit(pool, sql.unsafe`SELECT count(*) FROM (${channelViewers([channelId], undefined, serverId)}) v`) },
