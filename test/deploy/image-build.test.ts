@@ -251,18 +251,16 @@ describe("the image's processes, from the build output, against real PostgreSQL,
     expect(count, count.output).toMatchObject({ code: 0 });
     expect(count.output).toMatch(/unifiedpush/);
 
-    // A maintenance run now, as the worker's role (a paused Schedule still takes a trigger).
+    // A maintenance run now, as the worker's role (a paused Schedule still takes a trigger); the
+    // run is the action after those taken before the trigger (one may have run before the pause).
+    const actionsBefore = (await schedule.describe()).info.recentActions.length;
     await schedule.trigger();
-    let runId: { workflowId: string; firstExecutionRunId: string } | undefined;
-    await waitFor(
+    const run = await waitFor(
       'the maintenance run to start',
-      async () => {
-        runId = (await schedule.describe()).info.recentActions[0]?.action.workflow;
-        return runId !== undefined;
-      },
+      async () => (await schedule.describe()).info.recentActions.at(actionsBefore)?.action.workflow,
       60_000,
     );
-    const report = await client.workflow.getHandle(runId!.workflowId, runId!.firstExecutionRunId).result();
+    const report = await client.workflow.getHandle(run.workflowId, run.firstExecutionRunId).result();
     expect(report).toMatchObject({ prunedNoSession: 1, healedStranded: 0 });
     expect(await registrationsOf(db.url, bob!)).toEqual(['deploy-phone']);
 
