@@ -1,7 +1,7 @@
 /**
  * Item 6 — the bridge's transaction for one message to a channel of N member devices
  * (`recordChannelEvents`: channel check, ledger, recipient resolution with the full
- * permission path and mutes, `push_pending` upsert, the created rows returned), against a bare
+ * permission path and mutes, `push_pending` upsert, the created rows' registration ids returned), against a bare
  * `INSERT … SELECT` of the same rows; and a second message (every row updated) against a bare
  * `INSERT … ON CONFLICT DO UPDATE` of the same rows. Also the recipients query alone.
  */
@@ -78,7 +78,7 @@ export async function measureBridgeSql(stack: BenchStack, report: Report, settin
     reference: { name: 'bare INSERT', value: recipients / (median(samples.bareInsert) / 1000) },
   });
   section.setup.push(
-    `One server of ${n} members plus its owner (the author), @everyone with VIEW_CHANNEL, three roles held by three members in four, a role overwrite allowing and one denying on the channel; one registration per member. Ours is \`recordChannelEvents\` (src/bridge/record-events.ts) — the whole transaction the bridge commits before signalling: channel check, ledger insert, recipients (\`channelViewers\` + mutes), the upsert with its per-recipient aggregation, the created rows returned. The reference inserts the same ${n} (registration, channel) rows from a list of their ids, in one transaction. Medians of ${repeats} rounds after one warm-up round; rows deleted and \`VACUUM\`ed between rounds. PostgreSQL with fsync on, so each commit waits for the disk.`,
+    `One server of ${n} members plus its owner (the author), @everyone with VIEW_CHANNEL, three roles held by three members in four, a role overwrite allowing and one denying on the channel; one registration per member. Ours is \`recordChannelEvents\` (src/bridge/record-events.ts) — the whole transaction the bridge commits before signalling: channel check, ledger insert, recipients (\`channelViewers\` + mutes), the upsert with its per-recipient aggregation, the created rows' registration ids returned (their devices are named after the commit, beside the signals). The reference inserts the same ${n} (registration, channel) rows from a list of their ids, in one transaction. Medians of ${repeats} rounds after one warm-up round; rows deleted and \`VACUUM\`ed between rounds. PostgreSQL with fsync on, so each commit waits for the disk.`,
   );
   await pool.query(sql.unsafe`DELETE FROM push_processed_events`);
   await clear();

@@ -4,7 +4,20 @@
  * rounds.
  */
 import { sql, type DatabasePool } from 'slonik';
+import { devicesToSignal } from '../../src/bridge/signal-pending.js';
 import { nextMessageId } from '../seed.js';
+
+/** Reads the bridge does after its commit, ahead of the signals: naming the created devices, `chunk` per read. */
+export const namingChunk = 1_000;
+
+/** Names every device of `registrationIds` as the bridge does, one chunk after the other; returns how many. */
+export async function nameDevices(pool: DatabasePool, registrationIds: readonly string[]): Promise<number> {
+  let named = 0;
+  for (let from = 0; from < registrationIds.length; from += namingChunk) {
+    named += (await devicesToSignal(pool, registrationIds.slice(from, from + namingChunk))).length;
+  }
+  return named;
+}
 
 /**
  * A statement in its own transaction under the bridge's settings (JIT off, as in

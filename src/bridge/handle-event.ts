@@ -15,7 +15,7 @@
 import type { JsMsg } from '@nats-io/jetstream';
 import type { DatabasePool } from 'slonik';
 import type { Logger } from '../log.js';
-import { announceToDevices, type AnnounceTarget } from './signal-pending.js';
+import { announceToRegistrations, type AnnounceTarget } from './signal-pending.js';
 import { parseMessageEvent, type MessageEvent } from './event.js';
 import { createKeyedBatcher } from './keyed-batcher.js';
 import { bridgeMetrics, type EventOutcome } from './metrics.js';
@@ -102,10 +102,7 @@ async function recordAndSignal(deps: EventHandlerDeps, channelId: string, events
   const recorded = await recordChannelEvents(deps.pool, channelId, events);
   bridgeMetrics.pendingRows.inc({ change: 'created' }, recorded.rowsCreated);
   bridgeMetrics.pendingRows.inc({ change: 'updated' }, recorded.rowsUpdated);
-  await announceToDevices(deps.announce, recorded.toSignal);
-  deps.log.debug(
-    { channelId, messageIds: events.map((e) => e.messageId), records: recorded.records, signalled: recorded.toSignal.length },
-    'MESSAGE_CREATE events recorded',
-  );
+  const signalled = await announceToRegistrations(deps.pool, deps.announce, recorded.registrationsToSignal);
+  deps.log.debug({ channelId, messageIds: events.map((e) => e.messageId), records: recorded.records, signalled }, 'MESSAGE_CREATE events recorded');
   return recorded.records;
 }

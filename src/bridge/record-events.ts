@@ -8,10 +8,14 @@
  * 3. the new events upsert `push_pending` for every registration of every recipient in one
  *    statement — count + the recipient's share of the events (an author is not woken by their
  *    own message), the earliest first message, the greatest last one — and report the rows it
- *    created: those devices get a `pending` signal. A device that already has a row for the
- *    channel was already signalled and costs nothing;
+ *    created: those registrations get a `pending` signal. A device that already has a row for
+ *    the channel was already signalled and costs nothing;
  * 4. for the repeated events, the rows they created and still own (`first_message_id` = their
  *    id) are reported too: their signal may have been lost with the first delivery.
+ *
+ * The transaction answers with registration ids only: naming their devices (signal-pending.ts)
+ * is a read that needs no lock, so it runs after the commit and the rows' locks are not held
+ * meanwhile — for a first message to a large channel that is a fifth of the transaction.
  *
  * Concurrency: the bridge runs one such transaction per channel at a time per replica; two
  * replicas may run one each, for events in either order. The upsert keeps min/max, so order
@@ -23,30 +27,17 @@ import { sql, type DatabasePool, type DatabaseTransactionConnection } from 'slon
 import { z } from 'zod';
 import type { MessageEvent } from './event.js';
 import { channelRecipients } from './recipients.js';
-import { transportNameSchema, type DeviceIdentity, type TransportName } from '../domain.js';
-
-export interface DeviceToSignal extends DeviceIdentity {
-  readonly registrationId: string;
-  readonly transport: TransportName;
-}
 
 export type EventRecord = 'counted' | 'duplicate' | 'unknown_channel';
 
 export interface RecordedEvents {
   /** Per event, in the order given. */
   readonly records: readonly EventRecord[];
-  /** Devices to signal, each once. */
-  readonly toSignal: readonly DeviceToSignal[];
+  /** Registrations whose devices get a `pending` signal, each once. */
+  readonly registrationsToSignal: readonly string[];
   readonly rowsCreated: number;
   readonly rowsUpdated: number;
 }
-
-const device = z.object({
-  registrationId: z.string(),
-  userId: z.string(),
-  deviceId: z.string(),
-  transport: transportNameSchema,
-});
 
 /** `events` must all belong to `channelId`. */
 export async function recordChannelEvents(pool: DatabasePool, channelId: string, events: readonly MessageEvent[]): Promise<RecordedEvents> {
@@ -55,7 +46,7 @@ export async function recordChannelEvents(pool: DatabasePool, channelId: string,
     // the compilation — paid again for every message — costs more than it saves (docs/benchmarks.md).
     await tx.query(sql.unsafe`SET LOCAL jit = off`);
     const channel = await tx.maybeOne(sql.type(channelRow)`SELECT id, server_id FROM channels WHERE id = ${channelId}`);
-    if (channel === null) return { records: events.map(() => 'unknown_channel' as const), toSignal: [], rowsCreated: 0, rowsUpdated: 0 };
+    if (channel === null) return { records: events.map(() => 'unknown_channel' as const), registrationsToSignal: [], rowsCreated: 0, rowsUpdated: 0 };
 
     const newIds = new Set(await claimInLedger(tx, events));
     const counted = new Set<string>();
@@ -67,10 +58,10 @@ export async function recordChannelEvents(pool: DatabasePool, channelId: string,
     const fresh = events.filter((_, i) => records[i] === 'counted');
     const repeatedIds = [...new Set(events.filter((e) => !newIds.has(e.messageId)).map((e) => e.messageId))];
 
-    const written = fresh.length > 0 ? await upsertPending(tx, channel, fresh) : { created: [], updated: 0 };
+    const written = fresh.length > 0 ? await tx.one(pendingUpsert(channel, fresh)) : { created: [], updated: 0 };
     const owned = repeatedIds.length > 0 ? await rowsOwnedBy(tx, channel, repeatedIds) : [];
-    const toSignal = [...new Map([...written.created, ...owned].map((d) => [d.registrationId, d])).values()];
-    return { records, toSignal, rowsCreated: written.created.length, rowsUpdated: written.updated };
+    const registrationsToSignal = [...new Set([...written.created, ...owned])];
+    return { records, registrationsToSignal, rowsCreated: written.created.length, rowsUpdated: written.updated };
   });
 }
 
@@ -89,34 +80,15 @@ const channelRow = z.object({ id: z.string(), server_id: z.string().nullable() }
 /** A channel as the transaction read it: its id and its server (null for a DM). */
 export type ChannelRow = z.infer<typeof channelRow>;
 
-const upserted = z.object({
-  updated: z.number(),
-  registration_ids: z.array(z.string()),
-  user_ids: z.array(z.string()),
-  device_ids: z.array(z.string()),
-  transports: z.array(transportNameSchema),
-});
+const upserted = z.object({ updated: z.number(), created: z.array(z.string()) });
 
 /**
  * One statement, linear in the recipients: the batch is summed up once (`whole`), and
  * separately for each of its authors (`authors`: the messages they did not write), so a
- * recipient's share is a lookup, not a join of recipients × events. The registrations to
- * write (`targets`) are read once and serve both the upsert and the answer. The created
- * devices come back as four parallel arrays (one aggregate fills them row by row, so they
- * line up), not as one JSON object per device.
+ * recipient's share is a lookup, not a join of recipients × events. It answers with the
+ * number of rows updated and the ids of the registrations whose rows it created. (Exported
+ * for the benchmark's EXPLAIN ANALYZE.)
  */
-async function upsertPending(tx: DatabaseTransactionConnection, channel: ChannelRow, events: readonly MessageEvent[]) {
-  const row = await tx.one(pendingUpsert(channel, events));
-  const created: DeviceToSignal[] = row.registration_ids.map((registrationId, i) => ({
-    registrationId,
-    userId: row.user_ids[i]!,
-    deviceId: row.device_ids[i]!,
-    transport: row.transports[i]!,
-  }));
-  return { created, updated: row.updated };
-}
-
-/** The upsert statement itself (exported for the benchmark's EXPLAIN ANALYZE). */
 export function pendingUpsert(channel: ChannelRow, events: readonly MessageEvent[]) {
   return sql.type(upserted)`
     WITH batch AS (
@@ -150,7 +122,7 @@ export function pendingUpsert(channel: ChannelRow, events: readonly MessageEvent
       GROUP BY a.author_id
     ),
     targets AS (
-      SELECT r.id, r.user_id, r.device_id, r.transport, recipient.is_dm,
+      SELECT r.id, recipient.is_dm,
              CASE WHEN a.author_id IS NULL THEN w.messages ELSE a.messages END AS messages,
              CASE WHEN a.author_id IS NULL THEN w.first_message_id ELSE a.first_message_id END AS first_message_id,
              CASE WHEN a.author_id IS NULL THEN w.first_at ELSE a.first_at END AS first_at,
@@ -179,15 +151,8 @@ export function pendingUpsert(channel: ChannelRow, events: readonly MessageEvent
     )
     SELECT
       count(*) FILTER (WHERE NOT w.created)::int4 AS updated,
-      COALESCE(array_agg(w.registration_id::text) FILTER (WHERE w.created), '{}') AS registration_ids,
-      COALESCE(array_agg(r.user_id::text) FILTER (WHERE w.created), '{}') AS user_ids,
-      COALESCE(array_agg(r.device_id) FILTER (WHERE w.created), '{}') AS device_ids,
-      COALESCE(array_agg(r.transport) FILTER (WHERE w.created), '{}') AS transports
-    FROM written w
-    -- the created rows' devices, one primary-key probe each (LIMIT: a probe, never a scan of the table)
-    LEFT JOIN LATERAL (
-      SELECT r.user_id, r.device_id, r.transport FROM push_registrations r WHERE w.created AND r.id = w.registration_id LIMIT 1
-    ) r ON TRUE`;
+      COALESCE(array_agg(w.registration_id::text) FILTER (WHERE w.created), '{}') AS created
+    FROM written w`;
 }
 
 /**
@@ -196,16 +161,11 @@ export function pendingUpsert(channel: ChannelRow, events: readonly MessageEvent
  * rather than by channel alone, which no index serves; a device that lost sight of the
  * channel meanwhile is rightly not woken.
  */
-async function rowsOwnedBy(
-  tx: DatabaseTransactionConnection,
-  channel: ChannelRow,
-  messageIds: readonly string[],
-): Promise<readonly DeviceToSignal[]> {
-  return tx.any(sql.type(device)`
-    SELECT r.id::text AS "registrationId", r.user_id::text AS "userId", r.device_id AS "deviceId", r.transport
+async function rowsOwnedBy(tx: DatabaseTransactionConnection, channel: ChannelRow, messageIds: readonly string[]): Promise<readonly string[]> {
+  return tx.anyFirst(sql.type(z.object({ id: z.string() }))`
+    SELECT r.id::text AS id
     FROM (${channelRecipients(channel.id, channel.server_id)}) recipient
     JOIN push_registrations r ON r.user_id = recipient.user_id
     JOIN push_pending p ON p.registration_id = r.id AND p.channel_id = ${channel.id}
-    WHERE p.first_message_id = ANY(${sql.array(messageIds, 'int8')})
-    ORDER BY r.id`);
+    WHERE p.first_message_id = ANY(${sql.array(messageIds, 'int8')})`);
 }

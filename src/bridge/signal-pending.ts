@@ -4,16 +4,43 @@
  * and the transport only — never a token, endpoint or key.
  */
 import type { Client } from '@temporalio/client';
+import { sql, type DatabasePool } from 'slonik';
+import { z } from 'zod';
 import { announcePending } from '../../temporal/registration-workflows.js';
+import { transportNameSchema, type DeviceIdentity, type TransportName } from '../domain.js';
 import { settleAll } from './concurrency.js';
 import { bridgeMetrics } from './metrics.js';
-import type { DeviceToSignal } from './record-events.js';
+
+export interface DeviceToSignal extends DeviceIdentity {
+  readonly transport: TransportName;
+}
+
+const named = z.object({ user_ids: z.array(z.string()), device_ids: z.array(z.string()), transports: z.array(transportNameSchema) });
+
+/**
+ * The devices of `registrationIds`, as they are now: read after the transaction that chose
+ * them committed (a registration deleted since has nobody to signal; one re-registered on
+ * the other transport is started with it). Three parallel arrays — one aggregate fills them
+ * row by row, so they line up — rather than a row or a JSON object per device.
+ */
+export async function devicesToSignal(pool: DatabasePool, registrationIds: readonly string[]): Promise<readonly DeviceToSignal[]> {
+  if (registrationIds.length === 0) return [];
+  const row = await pool.one(sql.type(named)`
+    SELECT COALESCE(array_agg(r.user_id::text), '{}') AS user_ids,
+           COALESCE(array_agg(r.device_id), '{}') AS device_ids,
+           COALESCE(array_agg(r.transport), '{}') AS transports
+    FROM push_registrations r
+    WHERE r.id = ANY(${sql.array(registrationIds, 'int8')})`);
+  return row.user_ids.map((userId, i) => ({ userId, deviceId: row.device_ids[i]!, transport: row.transports[i]! }));
+}
 
 export interface AnnounceTarget {
   readonly client: Client;
   readonly taskQueue: string;
   /** Signals in flight at once for one event. */
   readonly concurrency: number;
+  /** Registrations named by one read; the next chunk is named while this one is signalled. */
+  readonly namingChunk?: number;
 }
 
 export class SignalsFailedError extends Error {
@@ -27,13 +54,33 @@ export class SignalsFailedError extends Error {
   }
 }
 
-/** Signals every device; throws `SignalsFailedError` after trying all if any failed. */
-export async function announceToDevices(target: AnnounceTarget, devices: readonly DeviceToSignal[]): Promise<void> {
-  const failures = await settleAll(devices, target.concurrency, async (device) => {
-    await announcePending(target.client, target.taskQueue, { userId: device.userId, deviceId: device.deviceId }, device.transport);
-  });
-  bridgeMetrics.signals.inc({ result: 'sent' }, devices.length - failures.length);
-  if (failures.length === 0) return;
+/**
+ * Names and signals every registration's device, a chunk at a time, so that the first signals
+ * leave after one small read rather than after naming the whole channel; throws
+ * `SignalsFailedError` after trying all if any signal failed. Returns the devices signalled.
+ */
+export async function announceToRegistrations(pool: DatabasePool, target: AnnounceTarget, registrationIds: readonly string[]): Promise<number> {
+  const namingChunk = target.namingChunk ?? 1_000;
+  const name = (from: number) => {
+    const named = devicesToSignal(pool, registrationIds.slice(from, from + namingChunk));
+    named.catch(() => undefined); // awaited in its turn; not an unhandled rejection meanwhile
+    return named;
+  };
+  const failures: unknown[] = [];
+  let devices = 0;
+  let next = name(0);
+  for (let from = 0; from < registrationIds.length; from += namingChunk) {
+    const chunk = await next;
+    if (from + namingChunk < registrationIds.length) next = name(from + namingChunk);
+    failures.push(...(await settleAll(chunk, target.concurrency, (device) => signal(target, device))));
+    devices += chunk.length;
+  }
+  bridgeMetrics.signals.inc({ result: 'sent' }, devices - failures.length);
+  if (failures.length === 0) return devices;
   bridgeMetrics.signals.inc({ result: 'failed' }, failures.length);
-  throw new SignalsFailedError(failures.length, devices.length, failures[0]);
+  throw new SignalsFailedError(failures.length, devices, failures[0]);
+}
+
+async function signal(target: AnnounceTarget, device: DeviceToSignal): Promise<void> {
+  await announcePending(target.client, target.taskQueue, { userId: device.userId, deviceId: device.deviceId }, device.transport);
 }

@@ -3,7 +3,9 @@
  * on real JetStream, PostgreSQL and Temporal: exactly the devices that may see the message.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'slonik';
 import type { EventBridge } from '../../../src/bridge/event-bridge.js';
+import { announceToRegistrations } from '../../../src/bridge/signal-pending.js';
 import { VIEW_CHANNEL } from '../../../src/permissions/flags.js';
 import { PushDeviceId, PushTransport, PushUserId, registrationWorkflowId } from '../../../temporal/names.js';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
@@ -152,5 +154,28 @@ describe('a message in a DM', () => {
     // A marker event after it: once the marker is recorded, the DM message was handled too.
     await publishAndSettle(general, alice);
     expect(await pendingRows(db.pool, dm)).toEqual([]);
+  });
+});
+
+describe('signalling the devices a transaction chose', () => {
+  it('names them a chunk at a time, as they are now, and signals each once', async () => {
+    const users = await host.users(5);
+    const chosen = await Promise.all(users.map((u, i) => host.registration(u, { transport: i % 2 === 0 ? 'fcm' : 'unifiedpush' })));
+    const gone = chosen[3]!; // deleted after the commit that chose it
+    await db.pool.query(sql.unsafe`DELETE FROM push_registrations WHERE id = ${gone.id}`);
+    const target = { client: h.temporal, taskQueue: h.taskQueue, concurrency: 2, namingChunk: 2 };
+    expect(
+      await announceToRegistrations(
+        db.pool,
+        target,
+        chosen.map((d) => d.id),
+      ),
+    ).toBe(4);
+    for (const device of chosen.filter((d) => d !== gone)) {
+      expect(await pendingSignals(h.temporal, device)).toBe(1);
+      const description = await h.temporal.workflow.getHandle(registrationWorkflowId(device.userId, device.deviceId)).describe();
+      expect(description.typedSearchAttributes.get(PushTransport)).toBe(device.transport);
+    }
+    expect(await pendingSignals(h.temporal, gone)).toBeUndefined();
   });
 });

@@ -2,9 +2,11 @@
  * The recording transaction on real PostgreSQL: what a batch of events of one channel does
  * to `push_pending` and the ledger, and which devices it says to signal.
  */
+import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageEvent } from '../../../src/bridge/event.js';
 import { recordChannelEvents } from '../../../src/bridge/record-events.js';
+import { devicesToSignal } from '../../../src/bridge/signal-pending.js';
 import { VIEW_CHANNEL } from '../../../src/permissions/flags.js';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
 import { hostFixtures, nextId, type HostFixtures, type Registration } from '../../support/host-fixtures.js';
@@ -38,7 +40,7 @@ const event = (channelId: string, author: Registration, messageId: string, creat
 });
 const ids = (n: number) => Array.from({ length: n }, () => nextId()); // increasing
 const rowOf = async (channelId: string, device: Registration) => (await pendingRows(db.pool, channelId)).find((r) => r.registration_id === device.id);
-const signalled = (devices: readonly { registrationId: string }[]) => devices.map((d) => d.registrationId).sort();
+const signalled = (registrationIds: readonly string[]) => [...registrationIds].sort();
 
 describe('recordChannelEvents', () => {
   it('counts each recipient the messages they did not write, first by earliest id, last by greatest', async () => {
@@ -54,11 +56,11 @@ describe('recordChannelEvents', () => {
     expect(await rowOf(channel, alice)).toMatchObject({ message_count: 1, first_message_id: m2, last_message_id: m2, first_at: at(2) });
     expect(await rowOf(channel, bob)).toMatchObject({ message_count: 2, first_message_id: m1, last_message_id: m3, first_at: at(1) });
     expect(await rowOf(channel, carol)).toMatchObject({ message_count: 3, first_message_id: m1, last_message_id: m3, first_at: at(1), is_dm: false });
-    expect(signalled(recorded.toSignal)).toEqual([alice.id, bob.id, carol.id].sort());
+    expect(signalled(recorded.registrationsToSignal)).toEqual([alice.id, bob.id, carol.id].sort());
     expect(recorded).toMatchObject({ rowsCreated: 3, rowsUpdated: 0 });
   });
 
-  it('names each device to signal by its own user, device and transport', async () => {
+  it('names each device to signal by its own user, device and transport, as they are after the commit', async () => {
     const [owner, u1, u2, u3] = await host.users(4);
     const other = await host.server({ owner: owner!, everyone: VIEW_CHANNEL, members: [u1!, u2!, u3!] });
     const channel = await host.channel(other);
@@ -69,9 +71,12 @@ describe('recordChannelEvents', () => {
     ];
     const [m1] = ids(1);
     const recorded = await recordChannelEvents(db.pool, channel, [{ messageId: m1!, channelId: channel, authorId: owner!, createdAt: at(1) }]);
-    const device = (r: Registration) => ({ registrationId: r.id, userId: r.userId, deviceId: r.deviceId, transport: r.transport });
-    const byId = (a: { registrationId: string }, b: { registrationId: string }) => (a.registrationId < b.registrationId ? -1 : 1);
-    expect([...recorded.toSignal].sort(byId)).toEqual(devices.map(device).sort(byId));
+    // Deleted between the commit and the naming: nobody left to signal.
+    await db.pool.query(sql.unsafe`DELETE FROM push_registrations WHERE id = ${devices[2]!.id}`);
+    const device = (r: Registration) => ({ userId: r.userId, deviceId: r.deviceId, transport: r.transport });
+    const byUser = (a: { userId: string }, b: { userId: string }) => (a.userId < b.userId ? -1 : 1);
+    expect(signalled(recorded.registrationsToSignal)).toEqual(devices.map((d) => d.id).sort());
+    expect([...(await devicesToSignal(db.pool, recorded.registrationsToSignal))].sort(byUser)).toEqual(devices.slice(0, 2).map(device).sort(byUser));
   });
 
   it('a later, earlier-numbered message moves first back; existing rows are updated, not signalled', async () => {
@@ -80,7 +85,7 @@ describe('recordChannelEvents', () => {
     await recordChannelEvents(db.pool, channel, [event(channel, alice, m2!, at(20))]);
     const recorded = await recordChannelEvents(db.pool, channel, [event(channel, alice, m1!, at(10))]);
     expect(await rowOf(channel, carol)).toMatchObject({ message_count: 2, first_message_id: m1, first_at: at(10), last_message_id: m2 });
-    expect(recorded).toMatchObject({ toSignal: [], rowsCreated: 0, rowsUpdated: 2 });
+    expect(recorded).toMatchObject({ registrationsToSignal: [], rowsCreated: 0, rowsUpdated: 2 });
   });
 
   it('an event seen before counts nothing, and re-signals the rows it created and still owns', async () => {
@@ -90,7 +95,7 @@ describe('recordChannelEvents', () => {
     await recordChannelEvents(db.pool, channel, [event(channel, bob, m2!, at(2))]); // alice's row is created by m2
     const again = await recordChannelEvents(db.pool, channel, [event(channel, alice, m1!, at(1))]);
     expect(again.records).toEqual(['duplicate']);
-    expect(signalled(again.toSignal)).toEqual([bob.id, carol.id].sort());
+    expect(signalled(again.registrationsToSignal)).toEqual([bob.id, carol.id].sort());
     expect(again).toMatchObject({ rowsCreated: 0, rowsUpdated: 0 });
     expect(await rowOf(channel, carol)).toMatchObject({ message_count: 2 });
   });
