@@ -72,12 +72,13 @@ export async function announceToRegistrations(pool: DatabasePool, target: Announ
   for (let from = 0; from < registrationIds.length; from += namingChunk) {
     const chunk = await next;
     if (from + namingChunk < registrationIds.length) next = name(from + namingChunk);
-    failures.push(...(await settleAll(chunk, target.concurrency, (device) => signal(target, device))));
+    const failed = await settleAll(chunk, target.concurrency, (device) => signal(target, device));
+    bridgeMetrics.signals.inc({ result: 'sent' }, chunk.length - failed.length);
+    bridgeMetrics.signals.inc({ result: 'failed' }, failed.length);
+    failures.push(...failed);
     devices += chunk.length;
   }
-  bridgeMetrics.signals.inc({ result: 'sent' }, devices - failures.length);
   if (failures.length === 0) return devices;
-  bridgeMetrics.signals.inc({ result: 'failed' }, failures.length);
   throw new SignalsFailedError(failures.length, devices, failures[0]);
 }
 
