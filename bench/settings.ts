@@ -67,7 +67,7 @@ const full: Omit<BenchSettings, 'only'> = {
   wakePath: { devices: 30 },
   // Generous: the 10,000-device run is reported as it went, finished or not.
   fanOut: { sizes: [1_000, 10_000], deadlineMs: (devices) => Math.max(60_000, devices * 60) },
-  bridgeSql: { recipients: 10_000, repeats: 5 },
+  bridgeSql: { recipients: 10_000, repeats: 11 },
   drainApi: { devices: 500, concurrency: 32, rounds: 4, channelsPerDevice: 3 },
   liveTraffic: { durationMs: 5 * 60_000, busyDevices: 20, quietDevices: 5, quietEveryMs: 20_000, idleDevices: 5 },
   workerMemory: { steps: [1_000, 2_000] },
