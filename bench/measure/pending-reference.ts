@@ -4,13 +4,10 @@
  * rounds.
  */
 import { sql, type DatabasePool } from 'slonik';
-import { devicesToSignal } from '../../src/bridge/signal-pending.js';
+import { devicesToSignal, namingChunk } from '../../src/bridge/signal-pending.js';
 import { nextMessageId } from '../seed.js';
 
-/** Reads the bridge does after its commit, ahead of the signals: naming the created devices, `chunk` per read. */
-export const namingChunk = 1_000;
-
-/** Names every device of `registrationIds` as the bridge does, one chunk after the other; returns how many. */
+/** Names every device of `registrationIds` as the bridge does after its commit (`namingChunk` per read), one read after the other, without signalling; returns how many. */
 export async function nameDevices(pool: DatabasePool, registrationIds: readonly string[]): Promise<number> {
   let named = 0;
   for (let from = 0; from < registrationIds.length; from += namingChunk) {

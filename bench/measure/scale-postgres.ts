@@ -27,7 +27,8 @@ import { fetchEvents, historyCost, typeName } from '../history.js';
 import type { Report, Section } from '../report.js';
 import type { BenchSettings } from '../settings.js';
 import { nextMessageId } from '../seed.js';
-import { bareInsert, clearChannel, nameDevices, namingChunk, withoutJit } from './pending-reference.js';
+import { namingChunk } from '../../src/bridge/signal-pending.js';
+import { bareInsert, clearChannel, nameDevices, withoutJit } from './pending-reference.js';
 import type { BenchStack, RunningApps } from '../stack.js';
 import { median, quantile } from '../stats.js';
 import { loadScaleWorld, type ScaleWorld, type SizedChannel } from './scale-world.js';
@@ -183,7 +184,7 @@ async function measureBridge(pool: DatabasePool, report: Report, section: Sectio
     name: `bridge, ${size}-member channel: after the commit, naming the ${n} created devices for their signals, ${namingChunk.toLocaleString('en-US')} per read`,
     value: ms(samples.naming),
     unit: 'ms',
-    note: 'outside the transaction and beside the signals: the first signals wait for one read of 1,000, the rest are named while earlier ones are sent',
+    note: `outside the transaction and beside the signals: the first signals wait for one read of ${namingChunk.toLocaleString('en-US')}, the rest are named while earlier ones are sent`,
   });
   report.figure(section, {
     name: `bridge, ${size}-member channel: next message, resolution + ${n} rows updated`,

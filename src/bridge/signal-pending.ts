@@ -39,9 +39,12 @@ export interface AnnounceTarget {
   readonly taskQueue: string;
   /** Signals in flight at once for one event. */
   readonly concurrency: number;
-  /** Registrations named by one read; the next chunk is named while this one is signalled. */
+  /** Registrations named by one read (default `namingChunk`); the next chunk is named while this one is signalled. */
   readonly namingChunk?: number;
 }
+
+/** Registrations named by one read, unless the target says otherwise. */
+export const namingChunk = 1_000;
 
 export class SignalsFailedError extends Error {
   constructor(
@@ -60,18 +63,18 @@ export class SignalsFailedError extends Error {
  * `SignalsFailedError` after trying all if any signal failed. Returns the devices signalled.
  */
 export async function announceToRegistrations(pool: DatabasePool, target: AnnounceTarget, registrationIds: readonly string[]): Promise<number> {
-  const namingChunk = target.namingChunk ?? 1_000;
+  const chunkSize = target.namingChunk ?? namingChunk;
   const name = (from: number) => {
-    const named = devicesToSignal(pool, registrationIds.slice(from, from + namingChunk));
+    const named = devicesToSignal(pool, registrationIds.slice(from, from + chunkSize));
     named.catch(() => undefined); // awaited in its turn; not an unhandled rejection meanwhile
     return named;
   };
   const failures: unknown[] = [];
   let devices = 0;
   let next = name(0);
-  for (let from = 0; from < registrationIds.length; from += namingChunk) {
+  for (let from = 0; from < registrationIds.length; from += chunkSize) {
     const chunk = await next;
-    if (from + namingChunk < registrationIds.length) next = name(from + namingChunk);
+    if (from + chunkSize < registrationIds.length) next = name(from + chunkSize);
     const failed = await settleAll(chunk, target.concurrency, (device) => signal(target, device));
     bridgeMetrics.signals.inc({ result: 'sent' }, chunk.length - failed.length);
     bridgeMetrics.signals.inc({ result: 'failed' }, failed.length);
