@@ -16,7 +16,7 @@
 import type { Client } from '@temporalio/client';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import type { Coalescing } from '../src/config/index.js';
+import type { WakePolicy } from '../workflows/wake-policy.js';
 import type { DatabasePool } from '../src/db/pool.js';
 import type { Logger } from '../src/log.js';
 import { registrationWorkflowId } from '../temporal/names.js';
@@ -34,7 +34,7 @@ export interface MaintenanceActivityDeps {
   readonly log: Logger;
   readonly temporal: Client;
   readonly taskQueue: string;
-  readonly coalescing: Coalescing;
+  readonly policy: WakePolicy;
 }
 
 /** How long counted-event ids are kept: the stream's max age (3 days) plus a day of margin. */
@@ -159,7 +159,7 @@ export function createMaintenanceActivities(deps: MaintenanceActivityDeps) {
    * their workflow, which claims in PostgreSQL as usual.
    */
   async function healStranded(input: SliceInput): Promise<SliceResult> {
-    const rewake = deps.coalescing.rewakeAfterMs;
+    const rewake = deps.policy.rewakeAfterMs;
     let signalled = 0;
     const result = await runSlice(deps, 'stranded', input, async (after) => {
       const rows = await pool.any(sql.type(windowRow.extend({ transport: transportNameSchema.nullable() }))`

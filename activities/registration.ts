@@ -2,8 +2,8 @@
  * The registration workflow's two activities. They take ids and load everything secret
  * themselves, so a workflow history never holds a token, an endpoint or a key.
  *
- * claimWake — one conditional UPDATE decides whether this device gets a wake now: coalescing
- *             (design §4), the back-off in force, and the FCM wake budget (issue 19).
+ * claimWake — one conditional UPDATE decides, by the wake policy (workflows/wake-policy.ts),
+ *             whether this device gets a wake now, and at which priority.
  * sendWake  — loads the registration, sends through its transport (behind the outage
  *             detector), and records the outcome: a wake that did not go through releases the
  *             claim with a back-off instead of holding an activity in Temporal's retry.
@@ -11,11 +11,18 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import type { Coalescing, FcmBudgetConfig } from '../src/config/index.js';
 import type { DatabasePool } from '../src/db/pool.js';
 import type { Logger } from '../src/log.js';
 import type { RegistrationForSend, WakeOutcome, WakeSender } from '../src/transports/types.js';
-import { budgetReadyAt } from '../workflows/fcm-budget.js';
+import {
+  budgeted,
+  wakeVerdict,
+  type DeliveryControl,
+  type DeviceGate,
+  type HeldBack,
+  type Intervals,
+  type WakePolicy,
+} from '../workflows/wake-policy.js';
 import { fcmWakesHeldBack, prunes, rateLimitBackoffs, wakes } from './metrics.js';
 import { transportNameSchema, type TransportName, type WakePriority } from '../src/domain.js';
 import { errorSummary } from '../src/error-summary.js';
@@ -35,8 +42,7 @@ export const misconfiguredRetryMs = 5 * 60_000;
 export interface RegistrationActivityDeps {
   readonly pool: DatabasePool;
   readonly log: Logger;
-  readonly coalescing: Coalescing;
-  readonly fcmBudget: FcmBudgetConfig;
+  readonly policy: WakePolicy;
   readonly transports: WakeSender;
 }
 
@@ -53,14 +59,6 @@ export interface ClaimInput {
   readonly wokenAt?: number;
 }
 
-/** What else than coalescing decides when this device may be woken, as the claim saw it. */
-export interface DeliveryControl {
-  /** FCM with a budget: its settings and the bucket's theoretical arrival time (null: full). */
-  readonly budget?: FcmBudgetConfig & { readonly tat: number | null };
-  /** A back-off in force at the claim's time: no wake before `until`. */
-  readonly backoff?: { readonly until: number; readonly reason: string | null };
-}
-
 export type ClaimResult =
   | { readonly status: 'gone' }
   | {
@@ -68,8 +66,10 @@ export type ClaimResult =
       readonly registrationId: string;
       readonly priority: WakePriority;
       readonly transport: TransportName;
-      readonly intervals: Coalescing;
+      readonly intervals: Intervals;
       readonly control?: DeliveryControl;
+      /** The wake escalates an outstanding normal wake (a DM arrived behind it). */
+      readonly escalation?: true;
     }
   | {
       readonly status: 'not-claimed';
@@ -77,12 +77,12 @@ export type ClaimResult =
       /** What a wake sent now would carry: for a claim the workflow has to send again (see the workflow). */
       readonly priority: WakePriority;
       readonly transport: TransportName;
-      readonly intervals: Coalescing;
+      readonly intervals: Intervals;
       readonly observed: { readonly outstanding: boolean; readonly hasPending: boolean; readonly lastWokenAt: number | null };
-      /** With rows pending: the earliest time this claim could succeed (interval, re-wake, back-off, budget). */
+      /** With rows pending: the earliest time this claim could succeed (interval, re-wake, escalation, back-off, budget). */
       readonly readyAt?: number | null;
       /** Why a wake that was otherwise due was not claimed. */
-      readonly heldBack?: 'budget' | 'backoff';
+      readonly heldBack?: HeldBack;
       readonly control?: DeliveryControl;
     };
 
@@ -109,16 +109,12 @@ const claimRow = z.object({
   transport: transportNameSchema,
   wake_outstanding: z.boolean(),
   last_woken_at: z.date().nullable(),
+  last_wake_priority: z.enum(['normal', 'high']).nullable(),
   backoff_until: z.date().nullable(),
   backoff_reason: z.string().nullable(),
   fcm_budget_tat: z.date().nullable(),
   has_pending: z.boolean(),
   dm_pending: z.boolean(),
-  interval_over: z.boolean(),
-  rewake_free: z.boolean(),
-  backoff_over: z.boolean(),
-  budgeted: z.boolean(),
-  budget_ok: z.boolean(),
   claimed: z.boolean(),
 });
 
@@ -133,22 +129,26 @@ const sendRow = z.object({
 });
 
 export function createRegistrationActivities(deps: RegistrationActivityDeps) {
-  const { pool, log, coalescing, fcmBudget } = deps;
-  const budgetOn = fcmBudget.burst > 0;
+  const { pool, log, policy } = deps;
+  const { minIntervalMs, rewakeAfterMs, fcmBudget } = policy;
+  const intervals: Intervals = { minIntervalMs, rewakeAfterMs };
   const configErrorLogged = new Map<string, number>();
 
   /**
-   * Two statements in one short transaction. The first locks the registration row, waiting
-   * for a drain in flight to commit; the second — a new snapshot under READ COMMITTED — reads
-   * the pending rows as that drain left them and makes the conditional UPDATE. (In one
-   * statement, a claim that waited for the drain's row lock re-checked only the registration
-   * row and could claim with nothing pending: issue 13.6.)
+   * The wake policy (workflows/wake-policy.ts) decided in SQL, under the registration's row
+   * lock, so that two replicas can never both claim and never overspend the budget. Two
+   * statements in one short transaction: the first locks the registration row, waiting for a
+   * drain in flight to commit; the second — a new snapshot under READ COMMITTED — reads the
+   * pending rows as that drain left them and makes the conditional UPDATE. (In one statement, a
+   * claim that waited for the drain's row lock would re-check only the registration row against
+   * its old snapshot of push_pending, and could claim with nothing pending.)
    *
-   * The UPDATE claims when rows are pending and either this is a retry of this very claim
-   * (same workflow time: it matches its own write, so a lost activity result never turns into
-   * a second wake), or every rule allows a wake now: the minimum interval, no undrained wake
-   * (or the re-wake is due), no back-off in force, and — FCM with a budget — the budget, which
-   * it spends in the same UPDATE.
+   * The UPDATE claims when rows are pending and either this is a retry of this very claim (same
+   * workflow time: it matches its own write, so a lost activity result never turns into a
+   * second wake), or the policy allows a wake now. It records the wake's priority and spends
+   * the FCM budget in the same UPDATE. The SQL is held equal to `wakeVerdict` by
+   * test/integration/wake-policy-sql.test.ts; what a refused claim reports (when it could
+   * succeed, and why not now) comes from `wakeVerdict` itself.
    */
   async function claimWake(input: ClaimInput): Promise<ClaimResult> {
     const now = new Date(input.now).toISOString();
@@ -160,19 +160,22 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
       if (id === null) return null;
       return tx.one(sql.type(claimRow)`
         WITH current AS (
-          SELECT r.id, r.transport, r.wake_outstanding, r.last_woken_at, r.backoff_until, r.backoff_reason, r.fcm_budget_tat,
+          SELECT r.id, r.transport, r.wake_outstanding, r.last_woken_at, r.last_wake_priority, r.backoff_until, r.backoff_reason,
+                 r.fcm_budget_tat,
                  EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = r.id) AS has_pending,
                  EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = r.id AND p.is_dm) AS dm_pending,
                  (r.transport = 'fcm' AND ${fcmBudget.burst} > 0) AS budgeted
           FROM push_registrations r WHERE r.id = ${id}
         ), woken AS (
-          SELECT c.*, greatest(c.last_woken_at, ${wokenAt}::timestamptz) AS woken_at FROM current c
+          SELECT c.*, greatest(c.last_woken_at, ${wokenAt}::timestamptz) AS woken_at,
+                 (c.wake_outstanding AND c.last_wake_priority = 'normal' AND c.dm_pending) AS escalation
+          FROM current c
         ), decided AS (
           SELECT c.*,
-                 (c.wake_outstanding AND c.last_woken_at = ${now}::timestamptz) AS retry,
-                 (c.woken_at IS NULL OR c.woken_at <= ${now}::timestamptz - ${coalescing.minIntervalMs} * interval '1 millisecond') AS interval_over,
-                 (NOT c.wake_outstanding OR c.woken_at IS NULL
-                   OR c.woken_at <= ${now}::timestamptz - ${coalescing.rewakeAfterMs} * interval '1 millisecond') AS rewake_free,
+                 (c.wake_outstanding AND coalesce(c.last_woken_at = ${now}::timestamptz, false)) AS retry,
+                 (c.woken_at IS NULL OR c.woken_at <= ${now}::timestamptz - ${minIntervalMs} * interval '1 millisecond') AS interval_over,
+                 (NOT c.wake_outstanding OR c.escalation OR c.woken_at IS NULL
+                   OR c.woken_at <= ${now}::timestamptz - ${rewakeAfterMs} * interval '1 millisecond') AS coalescing_allows,
                  (c.backoff_until IS NULL OR c.backoff_until <= ${now}::timestamptz) AS backoff_over,
                  greatest(coalesce(c.fcm_budget_tat, ${now}::timestamptz), ${now}::timestamptz) + ${fcmBudget.refillMs} * interval '1 millisecond' AS spent_tat
           FROM woken c
@@ -185,58 +188,63 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
           UPDATE push_registrations r
           SET wake_outstanding = true,
               last_woken_at = ${now}::timestamptz,
+              last_wake_priority = CASE WHEN j.retry THEN r.last_wake_priority WHEN j.dm_pending THEN 'high' ELSE 'normal' END,
               fcm_budget_tat = CASE WHEN j.budgeted AND NOT j.retry THEN j.spent_tat ELSE r.fcm_budget_tat END
           FROM judged j
           WHERE r.id = j.id AND j.has_pending
-            AND (j.retry OR (j.interval_over AND j.rewake_free AND j.backoff_over AND j.budget_ok))
+            AND (j.retry OR (j.interval_over AND j.coalescing_allows AND j.backoff_over AND j.budget_ok))
           RETURNING r.id, r.fcm_budget_tat
         )
-        SELECT j.id, j.transport, j.wake_outstanding, j.last_woken_at, j.backoff_until, j.backoff_reason,
+        SELECT j.id, j.transport, j.wake_outstanding, j.last_woken_at, j.last_wake_priority, j.backoff_until, j.backoff_reason,
                coalesce(claimed.fcm_budget_tat, j.fcm_budget_tat) AS fcm_budget_tat,
-               j.has_pending, j.dm_pending, j.interval_over, j.rewake_free, j.backoff_over, j.budgeted, j.budget_ok,
-               claimed.id IS NOT NULL AS claimed
+               j.has_pending, j.dm_pending, claimed.id IS NOT NULL AS claimed
         FROM judged j LEFT JOIN claimed ON claimed.id = j.id`);
     });
     if (row === null) return { status: 'gone' };
-    const priority: WakePriority = row.dm_pending ? 'high' : 'normal';
+    const gate = deviceGate(row, input.wokenAt);
+    const verdict = wakeVerdict(policy, gate, input.now);
     const control = deliveryControl(row, input.now);
     const common = {
       registrationId: row.id,
-      priority,
+      priority: verdict.priority,
       transport: row.transport,
-      intervals: coalescing,
+      intervals,
       ...(control === undefined ? {} : { control }),
     };
-    if (row.claimed) return { status: 'claimed', ...common };
-    const heldBack =
-      row.has_pending && row.interval_over && row.rewake_free ? (!row.backoff_over ? 'backoff' : !row.budget_ok ? 'budget' : undefined) : undefined;
-    if (heldBack === 'budget') fcmWakesHeldBack.inc({ priority });
+    if (row.claimed) return { status: 'claimed', ...common, ...(verdict.escalation ? { escalation: true } : {}) };
+    if (verdict.heldBack === 'budget') fcmWakesHeldBack.inc({ priority: verdict.priority });
     return {
       status: 'not-claimed',
       ...common,
       observed: { outstanding: row.wake_outstanding, hasPending: row.has_pending, lastWokenAt: row.last_woken_at?.getTime() ?? null },
-      readyAt: readyAt(row, input.now, priority, input.wokenAt),
-      ...(heldBack === undefined ? {} : { heldBack }),
+      readyAt: verdict.readyAt,
+      ...(verdict.heldBack === undefined ? {} : { heldBack: verdict.heldBack }),
+    };
+  }
+
+  /** The claim's row as the wake policy reads it (before its own UPDATE). */
+  function deviceGate(row: z.infer<typeof claimRow>, wokenAt: number | undefined): DeviceGate {
+    // As SQL's greatest(): the later of the two times, ignoring a missing one.
+    const times = [row.last_woken_at?.getTime(), wokenAt].filter((t): t is number => t !== undefined);
+    const lastWokenAt = times.length === 0 ? null : Math.max(...times);
+    return {
+      transport: row.transport,
+      outstanding: row.wake_outstanding,
+      lastWakePriority: row.last_wake_priority,
+      lastWokenAt,
+      backoffUntil: row.backoff_until?.getTime() ?? null,
+      budgetTat: row.fcm_budget_tat?.getTime() ?? null,
+      hasPending: row.has_pending,
+      dmPending: row.dm_pending,
     };
   }
 
   function deliveryControl(row: z.infer<typeof claimRow>, now: number): DeliveryControl | undefined {
-    const budget = row.budgeted ? { budget: { ...fcmBudget, tat: row.fcm_budget_tat?.getTime() ?? null } } : {};
+    const isBudgeted = budgeted(policy, row.transport);
+    const budget = isBudgeted ? { budget: { ...fcmBudget, tat: row.fcm_budget_tat?.getTime() ?? null } } : {};
     const until = row.backoff_until?.getTime();
     const backoff = until !== undefined && until > now ? { backoff: { until, reason: row.backoff_reason } } : {};
-    return row.budgeted || until !== undefined ? { ...budget, ...backoff } : undefined;
-  }
-
-  /** The earliest time every rule that refused this claim allows it (null: nothing pending). */
-  function readyAt(row: z.infer<typeof claimRow>, now: number, priority: WakePriority, wokenAt: number | undefined): number | null {
-    if (!row.has_pending) return null;
-    const last = Math.max(row.last_woken_at?.getTime() ?? now, wokenAt ?? -Infinity);
-    const times = [now];
-    if (!row.interval_over) times.push(last + coalescing.minIntervalMs);
-    if (!row.rewake_free) times.push(last + coalescing.rewakeAfterMs);
-    if (!row.backoff_over && row.backoff_until !== null) times.push(row.backoff_until.getTime());
-    if (!row.budget_ok) times.push(budgetReadyAt(fcmBudget, row.fcm_budget_tat?.getTime() ?? null, now, priority));
-    return Math.max(...times);
+    return isBudgeted || until !== undefined ? { ...budget, ...backoff } : undefined;
   }
 
   /**
@@ -298,7 +306,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
     backoffCount: number,
     now: number,
   ): Promise<SendResult> {
-    const until = now + backoffDelayMs(outcome, backoffCount, coalescing.rewakeAfterMs);
+    const until = now + backoffDelayMs(outcome, backoffCount, rewakeAfterMs);
     const failures = await pool.maybeOneFirst(sql.type(z.object({ failures: z.number() }))`
       UPDATE push_registrations SET
         wake_outstanding = false,
@@ -307,7 +315,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
         backoff_reason = ${outcome.reason},
         backoff_origin = ${outcome.outage ?? null},
         failures = failures + ${outcome.counts ? 1 : 0},
-        fcm_budget_tat = CASE WHEN transport = 'fcm' AND ${budgetOn} THEN fcm_budget_tat - ${fcmBudget.refillMs} * interval '1 millisecond'
+        fcm_budget_tat = CASE WHEN transport = 'fcm' AND ${fcmBudget.burst > 0} THEN fcm_budget_tat - ${fcmBudget.refillMs} * interval '1 millisecond'
                               ELSE fcm_budget_tat END
       WHERE id = ${registration.id} AND token = ${registration.token}
       RETURNING failures`);

@@ -1,20 +1,16 @@
 /**
- * The coalescing state of one device, as its workflow believes it, and the one rule that
- * decides when to look at PostgreSQL next (design §4). Pure and deterministic: no I/O, no
- * clock — callers pass the workflow time in.
+ * The coalescing state of one device, as its workflow believes it, and when to look at
+ * PostgreSQL next. Pure and deterministic: no I/O, no clock — callers pass the workflow time in.
+ * The times come from the wake policy (wake-policy.ts): this class only decides when a look
+ * could find a wake allowed, given what it last saw and the signals since.
  *
  * PostgreSQL is the truth; this is a cache that saves round trips. Every decision it makes is
  * re-checked by the claim's conditional UPDATE, so a wrong belief costs at most one useless
  * check, never a second wake and never a lost one.
  */
-import { budgetLeft, type FcmBudget } from './fcm-budget.js';
 import type { TransportName } from '../src/domain.js';
 import type { BudgetView, CarriedState, RegistrationStateView, TimerReason } from './registration-messages.js';
-
-export interface Intervals {
-  readonly minIntervalMs: number;
-  readonly rewakeAfterMs: number;
-}
+import { budgetLeft, intervalEndsAt, rewakeAt, type DeliveryControl, type HeldBack, type Intervals } from './wake-policy.js';
 
 /** What the claim activity reports when it did not claim. */
 export interface ObservedState {
@@ -23,15 +19,23 @@ export interface ObservedState {
   readonly lastWokenAt: number | null;
 }
 
-/** The budget and back-off the last look at PostgreSQL saw (for the `state` query). */
-export interface ObservedControl {
-  readonly budget?: FcmBudget & { readonly tat: number | null };
-  readonly backoff?: { readonly until: number; readonly reason: string | null };
-}
-
 export interface NextCheck {
   readonly at: number;
   readonly reason: TimerReason | 'now';
+}
+
+/** Behaviours that came with later workflow code: a run begun before them keeps the old plan (`patched()`). */
+export interface PlanPatches {
+  /**
+   * A `pending` signal while a wake is believed outstanding asks PostgreSQL once, as soon as
+   * the interval allows (a lost `drained` must not hold the message for the re-wake); a
+   * `pending` signal forgets a held-back answer; a late delivery counts as a wake of its time.
+   */
+  readonly deliveryControl: boolean;
+  /** A claim that says an outstanding normal wake can be escalated (a DM behind it) is looked at then, not at the re-wake. */
+  readonly escalation?: boolean;
+  /** A `registered` signal forgets a back-off: a new token or endpoint starts without the old one's. */
+  readonly registrationEndsBackoff?: boolean;
 }
 
 export class DeviceState {
@@ -47,39 +51,35 @@ export class DeviceState {
   private existenceCheckRequested = false;
   /** Set by a `registered` signal: the registration exists (again), whatever a claim saw. */
   private registered = false;
-  /**
-   * The behaviours of the `delivery-control` patch (see the workflow): a `pending` signal while
-   * a wake is believed outstanding asks PostgreSQL once, as soon as the interval allows (a lost
-   * `drained` must not hold the message for the re-wake); a `pending` signal forgets a held-back
-   * answer; a late delivery counts as a wake of its time. Runs begun before the patch keep the old plan.
-   */
-  private readonly deliveryControl: boolean;
+  private readonly patches: PlanPatches;
   private wakes = 0;
   private intervals: Intervals | undefined;
   /** When the last claim's wake went out, if long after the claim (see `onDelivered`). */
-  private lateDeliveryAt: number | undefined;
-  private control: ObservedControl | undefined;
+  private wokenAtDelivery: number | undefined;
+  private control: DeliveryControl | undefined;
   /** No claim before this time: the claim said when it could succeed (budget, back-off), or a second against spinning. */
   private notBefore = 0;
   private notBeforeReason: TimerReason = 'interval';
+  /** The last look said the outstanding wake can be escalated at this time (before its re-wake). */
+  private escalation: { readonly at: number; readonly reason: TimerReason } | undefined;
 
-  constructor(transport: TransportName, carried: CarriedState | undefined, patches: { readonly deliveryControl: boolean }) {
+  constructor(transport: TransportName, carried: CarriedState | undefined, patches: PlanPatches) {
     this.transport = transport;
-    this.deliveryControl = patches.deliveryControl;
+    this.patches = patches;
     this.outstanding = carried?.outstanding ?? false;
     this.lastWakeAt = carried?.lastWakeAt ?? null;
     this.pendingSeen = carried?.outstanding ?? false;
     // A fresh run always looks once: it may have been started to heal a stranded device.
     this.checkRequested = carried?.checkRequested ?? true;
     this.intervals = carried?.intervals;
-    this.lateDeliveryAt = carried?.wokenAt;
+    this.wokenAtDelivery = carried?.wokenAt;
   }
 
   onPending(): void {
     this.checkRequested = true;
     // New rows may change what the claim allows (a DM may spend the budget's reserve; a
     // recovered outage cleared the back-off): ask instead of waiting out the old answer.
-    if (this.deliveryControl) this.notBefore = 0;
+    if (this.patches.deliveryControl) this.notBefore = 0;
   }
 
   onDrained(): void {
@@ -93,9 +93,11 @@ export class DeviceState {
   onRegistered(transport: TransportName): void {
     this.transport = transport;
     this.registered = true;
-    // A new token clears the outstanding flag in PostgreSQL: look again (the claim re-checks).
+    // A new token clears the outstanding flag and the back-off in PostgreSQL: look again (the
+    // claim re-checks; the same token keeps its back-off there, and the claim says so).
     this.outstanding = false;
     this.checkRequested = true;
+    if (this.patches.registrationEndsBackoff) this.notBefore = 0;
   }
 
   /** Wakes claimed in this run (the workflow continues as new after enough of them). */
@@ -105,7 +107,7 @@ export class DeviceState {
 
   /** When the last claim's wake went out, if long after the claim: the claim counts from it. */
   get wokenAt(): number | undefined {
-    return this.lateDeliveryAt;
+    return this.wokenAtDelivery;
   }
 
   /** Re-registered since the last claim began: a claim that found no registration looks again. */
@@ -118,10 +120,11 @@ export class DeviceState {
     this.existenceCheckRequested = false;
     this.checkRequested = false;
     this.registered = false;
+    this.escalation = undefined;
   }
 
   /** What every claim answer carries: the intervals and controls in force, the registration's transport. */
-  onClaimAnswered(answer: { readonly intervals: Intervals; readonly control?: ObservedControl; readonly transport: TransportName }): void {
+  onClaimAnswered(answer: { readonly intervals: Intervals; readonly control?: DeliveryControl; readonly transport: TransportName }): void {
     this.intervals = answer.intervals;
     this.control = answer.control;
     this.transport = answer.transport;
@@ -130,7 +133,7 @@ export class DeviceState {
   onClaimed(now: number): void {
     this.outstanding = true;
     this.lastWakeAt = now;
-    this.lateDeliveryAt = undefined;
+    this.wokenAtDelivery = undefined;
     this.pendingSeen = true;
     this.wakes += 1;
     this.notBefore = 0;
@@ -143,8 +146,8 @@ export class DeviceState {
    * stays the claim's time, which is what PostgreSQL holds.
    */
   onDelivered(at: number): void {
-    if (!this.deliveryControl || this.lastWakeAt === null || this.intervals === undefined) return;
-    if (at - this.lastWakeAt > this.intervals.minIntervalMs) this.lateDeliveryAt = at;
+    if (!this.patches.deliveryControl || this.lastWakeAt === null || this.intervals === undefined) return;
+    if (at - this.lastWakeAt > this.intervals.minIntervalMs) this.wokenAtDelivery = at;
   }
 
   /** The send did not go through: the claim was released with a back-off until `until`. */
@@ -164,15 +167,17 @@ export class DeviceState {
    * claim, at the retried task's later time, no longer matched. (Or, after a lost history, a
    * claim of an earlier run.) Whether that claim's wake went out is unknown.
    *
-   * `readyAt` (claims since issue 19) is when the claim could succeed: the one timer to arm.
+   * `readyAt` is when the claim could succeed (absent in histories of older claims): the one
+   * timer to arm.
    */
-  onObserved(observed: ObservedState, now: number, readyAt?: number | null, heldBack?: 'budget' | 'backoff'): boolean {
+  onObserved(observed: ObservedState, now: number, readyAt?: number | null, heldBack?: HeldBack): boolean {
     const unrecordedClaim = observed.outstanding && observed.lastWokenAt !== null && observed.lastWokenAt !== this.lastWakeAt;
-    if (observed.lastWokenAt !== this.lastWakeAt) this.lateDeliveryAt = undefined;
+    if (observed.lastWokenAt !== this.lastWakeAt) this.wokenAtDelivery = undefined;
     this.outstanding = observed.outstanding;
     this.lastWakeAt = observed.lastWokenAt;
     this.pendingSeen = observed.hasPending;
     if (!observed.hasPending) return unrecordedClaim;
+    this.noteEscalation(observed, readyAt, heldBack);
     if (readyAt !== undefined && readyAt !== null && readyAt > now) {
       // Held back (budget, back-off) or not due yet: one timer, to the time it will be.
       if (!observed.outstanding) this.checkRequested = true;
@@ -188,27 +193,40 @@ export class DeviceState {
     return unrecordedClaim;
   }
 
+  /** An outstanding wake the claim says can be escalated before its re-wake: look then. */
+  private noteEscalation(observed: ObservedState, readyAt: number | null | undefined, heldBack: HeldBack | undefined): void {
+    if (!this.patches.escalation || !observed.outstanding || readyAt === undefined || readyAt === null || this.intervals === undefined) return;
+    if (readyAt < rewakeAt(this.intervals, this.effectiveLastWake(), readyAt)) this.escalation = { at: readyAt, reason: heldBack ?? 'escalation' };
+  }
+
+  /** The last wake as the interval and the re-wake count it: its delivery, when that came long after its claim. */
+  private effectiveLastWake(): number | null {
+    return this.lastWakeAt === null ? null : Math.max(this.lastWakeAt, this.wokenAtDelivery ?? this.lastWakeAt);
+  }
+
   /**
    * When to run the claim next, or undefined: idle, no timer at all.
    * - an existence check is immediate;
    * - while a wake is outstanding: a signal's new rows once the interval allows (a lost
-   *   `drained` heals then), else the re-wake if something is pending;
+   *   `drained` heals then, and a DM escalates then), else the escalation the last look
+   *   announced, else the re-wake if something is pending;
    * - otherwise, when asked: as soon as the minimum interval since the last wake, and what the
    *   claim said (budget, back-off), allow.
    */
   nextCheck(now: number): NextCheck | undefined {
     if (this.existenceCheckRequested) return { at: now, reason: 'now' };
     if (this.intervals === undefined) return this.checkRequested ? { at: now, reason: 'now' } : undefined;
-    const { minIntervalMs, rewakeAfterMs } = this.intervals;
-    const lastWake = this.lastWakeAt === null ? null : Math.max(this.lastWakeAt, this.lateDeliveryAt ?? this.lastWakeAt);
+    const intervals = this.intervals;
+    const lastWake = this.effectiveLastWake();
     if (this.outstanding) {
-      if (this.deliveryControl && this.checkRequested) return this.notSooner(now, lastWake === null ? now : lastWake + minIntervalMs, 'interval');
+      if (this.patches.deliveryControl && this.checkRequested) return this.notSooner(now, intervalEndsAt(intervals, lastWake, now), 'interval');
+      if (this.escalation !== undefined) return this.escalation.at > now ? this.escalation : { at: now, reason: 'now' };
       if (!this.pendingSeen && !this.checkRequested) return undefined;
-      const rewake = (lastWake ?? now) + rewakeAfterMs;
+      const rewake = rewakeAt(intervals, lastWake, now);
       return this.notBefore > rewake ? { at: this.notBefore, reason: this.notBeforeReason } : { at: rewake, reason: 'rewake' };
     }
     if (!this.checkRequested) return undefined;
-    return this.notSooner(now, this.lastWakeAt === null ? now : this.lastWakeAt + minIntervalMs, 'interval');
+    return this.notSooner(now, intervalEndsAt(intervals, this.lastWakeAt, now), 'interval');
   }
 
   private notSooner(now: number, allowed: number, reason: TimerReason): NextCheck {
@@ -222,7 +240,7 @@ export class DeviceState {
       lastWakeAt: this.lastWakeAt,
       checkRequested: this.checkRequested || this.existenceCheckRequested,
       intervals: this.intervals,
-      ...(this.lateDeliveryAt === undefined ? {} : { wokenAt: this.lateDeliveryAt }),
+      ...(this.wokenAtDelivery === undefined ? {} : { wokenAt: this.wokenAtDelivery }),
     };
   }
 
@@ -270,6 +288,8 @@ export class DeviceState {
     const left = budget === null ? '' : `; FCM budget ${budget.left}/${budget.burst}`;
     if (next.reason === 'rewake') return `${this.transport}: wake outstanding, re-wake at ${when} if still undrained (${last}; ${wakes}${left})`;
     if (next.reason === 'interval') return `${this.transport}: pending, next wake at ${when} (minimum interval) (${last}; ${wakes}${left})`;
+    if (next.reason === 'escalation')
+      return `${this.transport}: a DM behind the outstanding server-channel wake, high-priority wake at ${when} (${last}; ${wakes}${left})`;
     if (next.reason === 'budget') return `${this.transport}: pending, held back by the FCM budget until ${when} (${last}; ${wakes}${left})`;
     if (next.reason === 'backoff')
       return `${this.transport}: pending, backing off until ${when}: ${this.control?.backoff?.reason ?? 'back-off'} (${last}; ${wakes}${left})`;

@@ -14,8 +14,6 @@ export interface RegistrationWorkflowInput {
   readonly carried?: CarriedState;
   /** Continue as new after this many wakes in one run (tests use a small number). */
   readonly continueAsNewAfterWakes?: number;
-  /** Run claim and send as local activities (default; see docs/architecture.md) or regular ones. */
-  readonly activityKind?: 'local' | 'regular';
 }
 
 export interface CarriedState {
@@ -39,8 +37,11 @@ export const stopSignal = defineSignal('stop');
 /** The registration was (re-)created or changed transport (api `PUT`). */
 export const registeredSignal = defineSignal<[{ readonly transport: TransportName }]>('registered');
 
-/** Why the next look waits: the minimum interval, the re-wake, a back-off in force, the FCM budget. */
-export type TimerReason = 'interval' | 'rewake' | 'backoff' | 'budget';
+/**
+ * Why the next look waits: the minimum interval, the re-wake, the escalation of an outstanding
+ * normal wake (a DM behind it), a back-off in force, the FCM budget.
+ */
+export type TimerReason = 'interval' | 'rewake' | 'escalation' | 'backoff' | 'budget';
 
 /** The FCM wake budget as the workflow last saw it (FCM registrations with a budget only). */
 export interface BudgetView {

@@ -1,7 +1,9 @@
 /**
- * One long-lived workflow per push registration: the actor that coalesces wakes (design §4).
+ * One long-lived workflow per push registration: the actor that coalesces wakes by the wake
+ * policy (wake-policy.ts).
  *
- *   - at most one outstanding wake: a wake is claimed in PostgreSQL (a conditional UPDATE);
+ *   - at most one outstanding wake per priority, and only upward: a wake is claimed in
+ *     PostgreSQL (a conditional UPDATE); a DM behind an outstanding normal wake escalates it once;
  *   - at least `minIntervalMs` between two wakes, even after a drain: a durable timer;
  *   - a re-wake after `rewakeAfterMs` while the wake is undrained and rows are pending;
  *   - a message inside the interval is woken when it ends (this replaces the design's sweeper);
@@ -17,13 +19,11 @@ import {
   condition,
   continueAsNew,
   patched,
-  proxyActivities,
   proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
-  type ActivityOptions,
   type LocalActivityOptions,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
@@ -53,14 +53,16 @@ const sendRetry = { initialInterval: '10s', backoffCoefficient: 2, maximumInterv
 // Backoffs of a local activity longer than `localRetryThreshold` become durable workflow
 // timers instead of sleeps inside the worker: a worker restart does not lose them.
 const localRetryThreshold = '1s';
-const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '15s', retry: claimRetry, localRetryThreshold } satisfies LocalActivityOptions);
-const localSend = proxyLocalActivities<Activities>({
+const claims = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '15s',
+  retry: claimRetry,
+  localRetryThreshold,
+} satisfies LocalActivityOptions);
+const sends = proxyLocalActivities<Activities>({
   startToCloseTimeout: '20s',
   retry: sendRetry,
   localRetryThreshold,
 } satisfies LocalActivityOptions);
-const remote = proxyActivities<Activities>({ startToCloseTimeout: '15s', retry: claimRetry } satisfies ActivityOptions);
-const remoteSend = proxyActivities<Activities>({ startToCloseTimeout: '20s', retry: sendRetry } satisfies ActivityOptions);
 
 /**
  * Continue as new after this many wakes even if the server does not suggest it yet. At 12–17
@@ -73,19 +75,20 @@ const defaultContinueAsNewAfterWakes = 200;
 /** Patch id: a claim whose workflow task was lost is sent again instead of waiting for the re-wake. */
 export const resendUnrecordedClaimPatch = 'resend-unrecorded-claim';
 /**
- * Patch id (issues 12, 13, 19): a `pending` signal while a wake is believed outstanding makes
- * one look at PostgreSQL as soon as the interval allows (a lost `drained` heals at once); a
- * `pending` signal forgets a held-back answer (a DM may spend the budget's reserve, an outage's
- * end cleared the back-off); a wake delivered late (a send retried after our configuration was
- * fixed) counts from its delivery. Runs begun before it keep the old plan until they continue
- * as new.
+ * Patch ids of the plan's later behaviours (DeviceState's `PlanPatches` says what each does).
+ * A run begun before one keeps the old plan until it continues as new, so its history replays.
  */
 export const deliveryControlPatch = 'delivery-control';
+export const escalationPatch = 'escalation';
+export const registrationEndsBackoffPatch = 'registration-ends-backoff';
 
 export async function registrationWorkflow(input: RegistrationWorkflowInput): Promise<RegistrationWorkflowResult> {
   const { userId, deviceId } = input;
-  const state = new DeviceState(input.transport, input.carried, { deliveryControl: patched(deliveryControlPatch) });
-  const [claimProxy, sendProxy] = input.activityKind === 'regular' ? [remote, remoteSend] : [local, localSend];
+  const state = new DeviceState(input.transport, input.carried, {
+    deliveryControl: patched(deliveryControlPatch),
+    escalation: patched(escalationPatch),
+    registrationEndsBackoff: patched(registrationEndsBackoffPatch),
+  });
 
   setHandler(pendingSignal, () => state.onPending());
   setHandler(drainedSignal, () => state.onDrained());
@@ -107,7 +110,7 @@ export async function registrationWorkflow(input: RegistrationWorkflowInput): Pr
 
     state.onClaimStarted();
     const now = Date.now();
-    const claim: ClaimResult = await claimProxy.claimWake({
+    const claim: ClaimResult = await claims.claimWake({
       userId,
       deviceId,
       now,
@@ -131,7 +134,7 @@ export async function registrationWorkflow(input: RegistrationWorkflowInput): Pr
       state.onClaimed(now);
     }
     setCurrentDetails(state.details(Date.now()));
-    const sent: SendResult = await sendProxy.sendWake({
+    const sent: SendResult = await sends.sendWake({
       registrationId: claim.registrationId,
       userId,
       deviceId,

@@ -28,8 +28,7 @@ export async function measureClaim(stack: BenchStack, report: Report, settings: 
   const { claimWake } = createRegistrationActivities({
     pool,
     log: createLogger({ level: 'silent', name: 'bench' }),
-    coalescing: { minIntervalMs: 15_000, rewakeAfterMs: 900_000 },
-    fcmBudget: { burst: 20, refillMs: 180_000, dmReserve: 5 },
+    policy: { minIntervalMs: 15_000, rewakeAfterMs: 900_000, fcmBudget: { burst: 20, refillMs: 180_000, dmReserve: 5 } },
     transports: { send: () => Promise.reject(new Error('not used')) },
   });
   const base = Date.now();

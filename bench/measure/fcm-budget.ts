@@ -124,8 +124,7 @@ async function busyHour(
     activities: createActivities({
       pool: stack.pool,
       log,
-      coalescing: config.coalescing,
-      fcmBudget: config.fcmBudget,
+      policy: config.wakePolicy,
       transports,
       temporal: client,
       taskQueue,

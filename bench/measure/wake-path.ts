@@ -37,8 +37,7 @@ export async function measureWakePath(stack: BenchStack, report: Report, setting
     activities: createActivities({
       pool: stack.pool,
       log,
-      coalescing: config.coalescing,
-      fcmBudget: config.fcmBudget,
+      policy: config.wakePolicy,
       transports,
       temporal: client,
       taskQueue,
@@ -92,7 +91,7 @@ async function measureKind(
     await stack.pool.query(sql.unsafe`
       INSERT INTO push_pending (registration_id, channel_id, message_count, first_message_id, first_at, last_message_id, is_dm)
       VALUES (${registrations[i]!}, ${channelId!}, 1, 1, now(), 1, true)`);
-    const input: RegistrationWorkflowInput = { userId: device.userId, deviceId: device.deviceId, transport: 'unifiedpush', activityKind: kind };
+    const input = { userId: device.userId, deviceId: device.deviceId, transport: 'unifiedpush', activityKind: kind } as RegistrationWorkflowInput;
     const before = distributor.received.length;
     const started = performance.now();
     await client.workflow.signalWithStart(registrationWorkflowType, {

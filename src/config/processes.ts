@@ -4,7 +4,6 @@
  * read in the order listed, so the first bad variable of a process is the one reported.
  */
 import type { ResolvedEnv, Section } from './section.js';
-import { coalescingSection, fcmBudgetSection } from './sections/coalescing.js';
 import { databaseSection } from './sections/database.js';
 import { apiFcmSection, workerFcmSection } from './sections/fcm.js';
 import { jwtSection } from './sections/jwt.js';
@@ -13,25 +12,17 @@ import { logSection } from './sections/log.js';
 import { bridgeStartSection, natsSection } from './sections/nats.js';
 import { temporalSection } from './sections/temporal.js';
 import { unifiedPushSection } from './sections/unifiedpush.js';
+import { wakePolicySection } from './sections/wake-policy.js';
 
 type Out<S> = S extends Section<infer T> ? T : never;
 type Merge<T extends readonly unknown[]> = T extends readonly [infer H, ...infer R] ? Out<H> & Merge<R> : unknown;
 
 const api = [logSection, databaseSection, temporalSection, apiListenSection, jwtSection, apiFcmSection, unifiedPushSection] as const;
-const worker = [
-  logSection,
-  databaseSection,
-  temporalSection,
-  workerListenSection,
-  workerFcmSection,
-  unifiedPushSection,
-  coalescingSection,
-  fcmBudgetSection,
-] as const;
+const worker = [logSection, databaseSection, temporalSection, workerListenSection, workerFcmSection, unifiedPushSection, wakePolicySection] as const;
 const bridge = [logSection, databaseSection, temporalSection, natsSection, bridgeStartSection, bridgeListenSection] as const;
 const migrate = [logSection, databaseSection] as const;
-// push-admin shows a device's FCM budget left: it reads the budget's settings too.
-const admin = [logSection, databaseSection, temporalSection, fcmBudgetSection] as const;
+// push-admin shows why a device's wakes wait and its FCM budget left: it reads the wake policy too.
+const admin = [logSection, databaseSection, temporalSection, wakePolicySection] as const;
 const all = [...api, ...worker, ...bridge] as const;
 
 export type ApiConfig = Merge<typeof api>;

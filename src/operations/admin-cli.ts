@@ -78,7 +78,7 @@ export async function runAdmin(command: AdminCommand, loadConfig: () => AdminCon
         temporal: temporal.client,
         namespace: config.temporal.namespace,
         uiUrl: config.temporal.uiUrl,
-        fcmBudget: config.fcmBudget,
+        policy: config.wakePolicy,
       };
       const report = await inspectDevice(deps, command.userId, command.deviceId);
       print(report, formatDeviceReport(report));

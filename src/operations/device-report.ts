@@ -8,9 +8,8 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import type { FcmBudgetConfig } from '../config/index.js';
 import type { DatabasePool } from '../db/pool.js';
-import { budgetLeft } from '../../workflows/fcm-budget.js';
+import { budgeted, budgetLeft, wakeVerdict, type DeviceGate, type WakePolicy, type WakeVerdict } from '../../workflows/wake-policy.js';
 import { registrationWorkflowId } from '../../temporal/names.js';
 import { stateQuery, type RegistrationStateView } from '../../workflows/registration-messages.js';
 import { transportNameSchema } from '../domain.js';
@@ -21,6 +20,7 @@ const registrationRow = z.object({
   encrypted: z.boolean(),
   wake_outstanding: z.boolean(),
   last_woken_at: z.date().nullable(),
+  last_wake_priority: z.enum(['normal', 'high']).nullable(),
   failures: z.number(),
   created_at: z.date(),
   updated_at: z.date(),
@@ -56,9 +56,11 @@ export interface WorkflowSummary {
   readonly webUiUrl: string | undefined;
 }
 
-/** What decides, beyond coalescing, when the device may be woken (issues 12 and 19). */
+/** When the device may be woken, by the wake policy (as this tool's configuration states it). */
 export interface DeliverySummary {
-  /** FCM with a budget (as this tool's configuration says): wakes that could go out back to back now. */
+  /** The wake policy's verdict now: due, or from when (and why not sooner). */
+  readonly next: WakeVerdict;
+  /** FCM with a budget: wakes that could go out back to back now. */
   readonly budget: {
     readonly burst: number;
     readonly left: number;
@@ -86,15 +88,15 @@ export interface OperationsDeps {
   readonly temporal: Client;
   readonly namespace: string;
   readonly uiUrl: string | undefined;
-  /** The FCM wake budget the workers run with (the tool's own PUSH_FCM_* variables). */
-  readonly fcmBudget?: FcmBudgetConfig;
+  /** The wake policy the workers run with (the tool's own PUSH_* variables). */
+  readonly policy: WakePolicy;
   /** Deadline of each Temporal call. */
   readonly temporalDeadlineMs?: number;
 }
 
 export async function inspectDevice(deps: OperationsDeps, userId: string, deviceId: string): Promise<DeviceReport> {
   const registration = await deps.pool.maybeOne(sql.type(registrationRow)`
-    SELECT id, transport, up_p256dh IS NOT NULL AS encrypted, wake_outstanding, last_woken_at, failures, created_at, updated_at,
+    SELECT id, transport, up_p256dh IS NOT NULL AS encrypted, wake_outstanding, last_woken_at, last_wake_priority, failures, created_at, updated_at,
            fcm_budget_tat, backoff_until, backoff_reason, backoff_count
     FROM push_registrations WHERE user_id = ${userId} AND device_id = ${deviceId}`);
   const pending =
@@ -106,21 +108,36 @@ export async function inspectDevice(deps: OperationsDeps, userId: string, device
   const liveSessions = await deps.pool.oneFirst(sql.type(z.object({ count: z.number() }))`
     SELECT count(*)::int AS count FROM refresh_tokens
     WHERE user_id = ${userId} AND device_id = ${deviceId} AND revoked_at IS NULL AND expires_at > now()`);
-  const delivery = registration === null ? null : deliverySummary(registration, deps.fcmBudget, Date.now());
+  const delivery = registration === null ? null : deliverySummary(registration, pending, deps.policy, Date.now());
   return { userId, deviceId, registration, delivery, pending, liveSessions, workflow: await describeWorkflow(deps, userId, deviceId) };
 }
 
-export function deliverySummary(registration: RegistrationSummary, budget: FcmBudgetConfig | undefined, now: number): DeliverySummary {
-  const tat = registration.fcm_budget_tat?.getTime() ?? null;
-  const budgeted = registration.transport === 'fcm' && budget !== undefined && budget.burst > 0;
+export function deliverySummary(
+  registration: RegistrationSummary,
+  pending: readonly Pick<PendingSummary, 'is_dm'>[],
+  policy: WakePolicy,
+  now: number,
+): DeliverySummary {
+  const gate: DeviceGate = {
+    transport: registration.transport,
+    outstanding: registration.wake_outstanding,
+    lastWakePriority: registration.last_wake_priority,
+    lastWokenAt: registration.last_woken_at?.getTime() ?? null,
+    backoffUntil: registration.backoff_until?.getTime() ?? null,
+    budgetTat: registration.fcm_budget_tat?.getTime() ?? null,
+    hasPending: pending.length > 0,
+    dmPending: pending.some((row) => row.is_dm),
+  };
+  const budget = policy.fcmBudget;
   const until = registration.backoff_until;
   return {
-    budget: !budgeted
+    next: wakeVerdict(policy, gate, now),
+    budget: !budgeted(policy, gate.transport)
       ? null
       : {
           burst: budget.burst,
-          left: budgetLeft(budget, tat, now, 'high'),
-          leftForServerChannels: budgetLeft(budget, tat, now, 'normal'),
+          left: budgetLeft(budget, gate.budgetTat, now, 'high'),
+          leftForServerChannels: budgetLeft(budget, gate.budgetTat, now, 'normal'),
           refillMs: budget.refillMs,
           dmReserve: budget.dmReserve,
         },

@@ -1,9 +1,18 @@
 /** Human output of the operator CLI. Nothing here can print a secret: the reports hold none. */
-import type { DeviceReport } from './device-report.js';
+import type { DeliverySummary, DeviceReport } from './device-report.js';
 import type { PruneResult } from './prune-registration.js';
 import type { RegistrationCounts } from './registration-counts.js';
 
 const time = (d: Date | null | undefined) => (d === null || d === undefined ? 'never' : d.toISOString());
+
+/** The wake policy's verdict, in words. */
+function nextWake(next: DeliverySummary['next']): string {
+  const what = `${next.priority} priority${next.escalation ? ', escalating the outstanding normal wake' : ''}`;
+  if (next.due) return `due now (${what})`;
+  if (next.readyAt === null) return 'none: nothing pending';
+  const why = next.heldBack === 'backoff' ? ', held back by a back-off' : next.heldBack === 'budget' ? ', held back by the FCM budget' : '';
+  return `${new Date(next.readyAt).toISOString()} at the earliest (${what}${why})`;
+}
 
 export function formatDeviceReport(report: DeviceReport): string[] {
   const lines = [`device ${report.deviceId} of user ${report.userId}`];
@@ -13,10 +22,11 @@ export function formatDeviceReport(report: DeviceReport): string[] {
     lines.push(
       `  registration   #${r.id}, ${r.transport}${r.transport === 'unifiedpush' ? (r.encrypted ? ', RFC 8291 keys (encrypted wakes)' : ', no keys (clear wakes)') : ''}`,
       `  created        ${time(r.created_at)}   updated ${time(r.updated_at)}`,
-      `  wake           ${r.wake_outstanding ? 'outstanding (sent, not yet drained)' : 'none outstanding'}; last woken ${time(r.last_woken_at)}`,
+      `  wake           ${r.wake_outstanding ? `outstanding (${r.last_wake_priority ?? 'high'} priority, sent, not yet drained)` : 'none outstanding'}; last woken ${time(r.last_woken_at)}`,
       `  failures       ${r.failures} consecutive, counted against the endpoint${r.failures > 0 ? ' (10 prune the registration)' : ''}`,
     );
     const d = report.delivery;
+    if (d !== null) lines.push(`  next wake      ${nextWake(d.next)}`);
     if (d?.budget) {
       const b = d.budget;
       lines.push(

@@ -44,8 +44,7 @@ export async function startWorker(config: WorkerConfig, log: Logger): Promise<Ru
     activities: createActivities({
       pool,
       log,
-      coalescing: config.coalescing,
-      fcmBudget: config.fcmBudget,
+      policy: config.wakePolicy,
       transports,
       temporal: temporal.client,
       taskQueue,

@@ -33,8 +33,7 @@ function claimer(fcmBudget = { burst: 0, refillMs: 180_000, dmReserve: 5 }) {
   return createRegistrationActivities({
     pool: db.pool,
     log: createLogger({ level: 'silent', name: 'test' }),
-    coalescing: { minIntervalMs, rewakeAfterMs },
-    fcmBudget,
+    policy: { minIntervalMs, rewakeAfterMs, fcmBudget },
     transports: { send: () => Promise.reject(new Error('claim must not send')) },
   });
 }
@@ -275,8 +274,7 @@ describe('claimWake and the FCM budget', () => {
           createRegistrationActivities({
             pool,
             log: createLogger({ level: 'silent', name: 'test' }),
-            coalescing: { minIntervalMs, rewakeAfterMs },
-            fcmBudget: budget,
+            policy: { minIntervalMs, rewakeAfterMs, fcmBudget: budget },
             transports: { send: () => Promise.reject(new Error('not here')) },
           }).claimWake,
       );

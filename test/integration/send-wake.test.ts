@@ -38,8 +38,7 @@ function activitiesWith(pool: Parameters<typeof createRegistrationActivities>[0]
   return createRegistrationActivities({
     pool,
     log: createLogger({ level: 'silent', name: 'test' }),
-    coalescing: { minIntervalMs: 15_000, rewakeAfterMs: 900_000 },
-    fcmBudget: { burst: 20, refillMs: 180_000, dmReserve: 5 },
+    policy: { minIntervalMs: 15_000, rewakeAfterMs: 900_000, fcmBudget: { burst: 20, refillMs: 180_000, dmReserve: 5 } },
     transports: { send },
   });
 }

@@ -49,8 +49,7 @@ export async function startDevWorker(
     activities: createActivities({
       pool: db.pool,
       log,
-      coalescing: config.coalescing,
-      fcmBudget: config.fcmBudget,
+      policy: config.wakePolicy,
       transports,
       temporal: client,
       taskQueue: options.taskQueue,

@@ -156,8 +156,7 @@ export class WorkflowHarness {
       activities: createActivities({
         pool: this.db.pool,
         log,
-        coalescing: { minIntervalMs, rewakeAfterMs },
-        fcmBudget: this.config.fcmBudget,
+        policy: { ...this.config.wakePolicy, minIntervalMs, rewakeAfterMs },
         transports: this.transports,
         temporal: this.env.client,
         taskQueue: this.taskQueue,

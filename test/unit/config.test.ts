@@ -40,8 +40,7 @@ describe('loadConfig', () => {
     expect(config.jwt.issuer).toBeUndefined();
     const worker = loadConfig('worker', base);
     expect(worker.fcm).toEqual({ projectId: undefined, credentials: undefined, endpoint: 'https://fcm.googleapis.com' });
-    expect(worker.coalescing).toEqual({ minIntervalMs: 15_000, rewakeAfterMs: 900_000 });
-    expect(worker.fcmBudget).toEqual({ burst: 20, refillMs: 180_000, dmReserve: 5 });
+    expect(worker.wakePolicy).toEqual({ minIntervalMs: 15_000, rewakeAfterMs: 900_000, fcmBudget: { burst: 20, refillMs: 180_000, dmReserve: 5 } });
     expect(loadConfig('bridge', base).nats).toEqual({ servers: ['nats://127.0.0.1:4222'], auth: { kind: 'none' } });
   });
 
@@ -73,11 +72,11 @@ describe('loadConfig', () => {
     expect(loadConfig('api', env).http).toEqual({ host: '0.0.0.0', port: 9000 });
     expect(loadConfig('api', env).jwt).toMatchObject({ issuer: 'https://chat.example', audience: 'zippchat' });
     expect(config.fcm.projectId).toBe('zippchat-test');
-    expect(config.fcmBudget).toEqual({ burst: 10, refillMs: 60_000, dmReserve: 3 });
+    expect(config.wakePolicy.fcmBudget).toEqual({ burst: 10, refillMs: 60_000, dmReserve: 3 });
     expect(config.fcm.credentials?.tokenUri).toBe('http://127.0.0.1:9/token');
     expect(config.fcm.endpoint).toBe('http://127.0.0.1:9999');
     expect(config.unifiedPush).toMatchObject({ allowPrivate: true, allowHttp: true });
-    expect(config.coalescing).toEqual({ minIntervalMs: 1000, rewakeAfterMs: 60_000 });
+    expect(config.wakePolicy).toMatchObject({ minIntervalMs: 1000, rewakeAfterMs: 60_000 });
   });
 
   it('pins the JWT algorithm by the type of JWT_PUBLIC_KEY', () => {
@@ -185,7 +184,7 @@ describe('loadConfig', () => {
   });
 
   it('turns the FCM budget off with a burst of 0, whatever the reserve', () => {
-    expect(loadConfig('worker', { ...base, PUSH_FCM_WAKE_BURST: '0', PUSH_FCM_DM_RESERVE: '5' }).fcmBudget).toEqual({
+    expect(loadConfig('worker', { ...base, PUSH_FCM_WAKE_BURST: '0', PUSH_FCM_DM_RESERVE: '5' }).wakePolicy.fcmBudget).toEqual({
       burst: 0,
       refillMs: 180_000,
       dmReserve: 5,

@@ -21,6 +21,8 @@ describe('histories of earlier workflow code', () => {
 
   it.each(recorded)('%s replays on the current workflow', async (name) => {
     const { workflowId, history } = JSON.parse(readFileSync(join(dir, name), 'utf8')) as { workflowId: string; history: unknown };
-    await expect(Worker.runReplayHistory({ workflowsPath: workflowsSourcePath }, temporal.api.history.v1.History.fromObject(history as object), workflowId)).resolves.toBeUndefined();
+    await expect(
+      Worker.runReplayHistory({ workflowsPath: workflowsSourcePath }, temporal.api.history.v1.History.fromObject(history as object), workflowId),
+    ).resolves.toBeUndefined();
   });
 });

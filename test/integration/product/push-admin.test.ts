@@ -42,7 +42,13 @@ afterAll(async () => {
 });
 
 const uiUrl = 'http://ui.example:8233';
-const deps = () => ({ pool: db.pool, temporal: h.client, namespace: 'default', uiUrl });
+const deps = () => ({
+  pool: db.pool,
+  temporal: h.client,
+  namespace: 'default',
+  uiUrl,
+  policy: loadConfig('admin', { DATABASE_URL: db.url }).wakePolicy,
+});
 const cliEnv = () => ({ DATABASE_URL: db.url, TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_UI_URL: uiUrl });
 
 /** A UnifiedPush phone with keys and a live session, woken once for a DM it has not drained. */

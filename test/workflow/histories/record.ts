@@ -37,7 +37,11 @@ async function save(h: WorkflowHarness, device: Device, scenario: string): Promi
   const history = await h.handle(device).fetchHistory();
   const file = join(dir, `${prefix}-${scenario}.json`);
   if (existsSync(file)) return;
-  const json = temporal.api.history.v1.History.toObject(temporal.api.history.v1.History.fromObject(history), { longs: String, enums: String, bytes: String });
+  const json = temporal.api.history.v1.History.toObject(temporal.api.history.v1.History.fromObject(history), {
+    longs: String,
+    enums: String,
+    bytes: String,
+  });
   writeFileSync(file, JSON.stringify({ workflowId: h.handle(device).workflowId, history: json }) + '\n');
 }
 

@@ -1,0 +1,1 @@
+ALTER TABLE push_registrations DROP COLUMN last_wake_priority;
