@@ -1,11 +1,19 @@
 /** Metrics of what the worker does to devices. */
-import { Counter, Gauge } from 'prom-client';
+import { Counter, Gauge, Histogram } from 'prom-client';
 import { registry } from '../src/metrics.js';
 
 export const wakes = new Counter({
   name: 'push_wakes_total',
   help: 'Wakes attempted, by transport, priority and outcome (delivered, dead, transient, rate-limited, outage-deferred, config-error).',
   labelNames: ['transport', 'priority', 'outcome'] as const,
+  registers: [registry],
+});
+
+export const messageToWake = new Histogram({
+  name: 'push_message_to_wake_seconds',
+  help: "From a message's created_at (the chat server's event) to the delivery of the first wake for it, by priority (high: a DM). Re-wakes and wakes for older rows are not observed.",
+  labelNames: ['priority'] as const,
+  buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 900],
   registers: [registry],
 });
 

@@ -23,7 +23,7 @@ import {
   type Intervals,
   type WakePolicy,
 } from '../workflows/wake-policy.js';
-import { fcmWakesHeldBack, prunes, rateLimitBackoffs, wakes } from './metrics.js';
+import { fcmWakesHeldBack, messageToWake, prunes, rateLimitBackoffs, wakes } from './metrics.js';
 import { transportNameSchema, type TransportName, type WakePriority } from '../src/domain.js';
 import { errorSummary } from '../src/error-summary.js';
 
@@ -70,6 +70,11 @@ export type ClaimResult =
       readonly control?: DeliveryControl;
       /** The wake escalates an outstanding normal wake (a DM arrived behind it). */
       readonly escalation?: true;
+      /**
+       * The first message (its event's created_at, ms) that no earlier wake was for, among the
+       * rows of this wake's priority; absent for a re-wake. For the message → wake metric.
+       */
+      readonly messageAt?: number;
     }
   | {
       readonly status: 'not-claimed';
@@ -94,6 +99,8 @@ export interface SendInput {
   readonly priority: WakePriority;
   /** Workflow time (ms) of the send: back-offs are set on the workflow's clock, as claims read them. */
   readonly now?: number;
+  /** The claim's `messageAt`: a delivery observes the message → wake latency from it. */
+  readonly messageAt?: number;
 }
 
 export type SendResult =
@@ -115,6 +122,8 @@ const claimRow = z.object({
   fcm_budget_tat: z.date().nullable(),
   has_pending: z.boolean(),
   dm_pending: z.boolean(),
+  first_new_at: z.date().nullable(),
+  first_new_dm_at: z.date().nullable(),
   claimed: z.boolean(),
 });
 
@@ -161,11 +170,16 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
       return tx.one(sql.type(claimRow)`
         WITH current AS (
           SELECT r.id, r.transport, r.wake_outstanding, r.last_woken_at, r.last_wake_priority, r.backoff_until, r.backoff_reason,
-                 r.fcm_budget_tat,
-                 EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = r.id) AS has_pending,
-                 EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = r.id AND p.is_dm) AS dm_pending,
+                 r.fcm_budget_tat, pending.has_pending, pending.dm_pending, pending.first_new_at, pending.first_new_dm_at,
                  (r.transport = 'fcm' AND ${fcmBudget.burst} > 0) AS budgeted
-          FROM push_registrations r WHERE r.id = ${id}
+          FROM push_registrations r
+          CROSS JOIN LATERAL (
+            SELECT count(*) > 0 AS has_pending, coalesce(bool_or(p.is_dm), false) AS dm_pending,
+                   min(p.first_at) FILTER (WHERE r.last_woken_at IS NULL OR p.first_at > r.last_woken_at) AS first_new_at,
+                   min(p.first_at) FILTER (WHERE p.is_dm AND (r.last_woken_at IS NULL OR p.first_at > r.last_woken_at)) AS first_new_dm_at
+            FROM push_pending p WHERE p.registration_id = r.id
+          ) pending
+          WHERE r.id = ${id}
         ), woken AS (
           SELECT c.*, greatest(c.last_woken_at, ${wokenAt}::timestamptz) AS woken_at,
                  (c.wake_outstanding AND c.last_wake_priority = 'normal' AND c.dm_pending) AS escalation
@@ -197,7 +211,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
         )
         SELECT j.id, j.transport, j.wake_outstanding, j.last_woken_at, j.last_wake_priority, j.backoff_until, j.backoff_reason,
                coalesce(claimed.fcm_budget_tat, j.fcm_budget_tat) AS fcm_budget_tat,
-               j.has_pending, j.dm_pending, claimed.id IS NOT NULL AS claimed
+               j.has_pending, j.dm_pending, j.first_new_at, j.first_new_dm_at, claimed.id IS NOT NULL AS claimed
         FROM judged j LEFT JOIN claimed ON claimed.id = j.id`);
     });
     if (row === null) return { status: 'gone' };
@@ -211,7 +225,10 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
       intervals,
       ...(control === undefined ? {} : { control }),
     };
-    if (row.claimed) return { status: 'claimed', ...common, ...(verdict.escalation ? { escalation: true } : {}) };
+    if (row.claimed) {
+      const messageAt = (verdict.priority === 'high' ? row.first_new_dm_at : row.first_new_at)?.getTime();
+      return { status: 'claimed', ...common, ...(verdict.escalation ? { escalation: true } : {}), ...(messageAt === undefined ? {} : { messageAt }) };
+    }
     if (verdict.heldBack === 'budget') fcmWakesHeldBack.inc({ priority: verdict.priority });
     return {
       status: 'not-claimed',
@@ -278,7 +295,8 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
     switch (outcome.kind) {
       case 'delivered':
         // The wake is out: nothing after this point may fail the activity, or Temporal would
-        // retry it and send the wake a second time (a PostgreSQL restart here did exactly that).
+        // retry it and send the wake a second time.
+        if (input.messageAt !== undefined) messageToWake.observe({ priority: input.priority }, Math.max(0, Date.now() - input.messageAt) / 1000);
         if (row.failures > 0 || row.backoff_count > 0) await resetFailures(registration, ids);
         return { outcome: 'delivered' };
       case 'dead':

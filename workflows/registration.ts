@@ -140,6 +140,7 @@ export async function registrationWorkflow(input: RegistrationWorkflowInput): Pr
       deviceId,
       priority: claim.priority,
       now: Date.now(),
+      ...(claim.status === 'claimed' && claim.messageAt !== undefined ? { messageAt: claim.messageAt } : {}),
     });
     // A dead token was deleted with its registration: the next look finds it gone and ends.
     if (sent.outcome === 'dead' || sent.outcome === 'gone') state.onStop();

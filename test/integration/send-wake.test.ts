@@ -10,7 +10,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { wakes } from '../../activities/metrics.js';
+import { messageToWake, wakes } from '../../activities/metrics.js';
 import { createRegistrationActivities, maxConsecutiveFailures, misconfiguredRetryMs } from '../../activities/registration.js';
 import { upsertRegistration } from '../../src/api/registration-store.js';
 import { createDatabasePool } from '../../src/db/pool.js';
@@ -62,6 +62,49 @@ describe('sendWake after a delivery', () => {
     });
     await expect(sendWake({ registrationId: id, userId: '1', deviceId: 'phone-4', priority: 'normal' })).resolves.toEqual({ outcome: 'delivered' });
     expect(sent).toBe(1);
+  });
+});
+
+describe('the message → wake latency', () => {
+  /** The histogram's count and sum for one priority. */
+  async function observed(priority: 'high' | 'normal'): Promise<{ count: number; sum: number }> {
+    const values = (await messageToWake.get()).values.filter((v) => v.labels.priority === priority);
+    const pick = (name: string) => values.find((v) => v.metricName === `push_message_to_wake_seconds_${name}`)?.value ?? 0;
+    return { count: pick('count'), sum: pick('sum') };
+  }
+
+  it("is observed when the first wake for a message is delivered, from the message's created_at, by priority", async () => {
+    const id = await registration(0).then(async () =>
+      db.pool.oneFirst(sql.type(z.object({ id: z.string() }))`SELECT id FROM push_registrations WHERE device_id = 'phone-0'`),
+    );
+    // A DM created 3 s ago (its event's created_at), and a server-channel message a minute ago.
+    await db.pool.query(sql.unsafe`
+      INSERT INTO push_pending (registration_id, channel_id, message_count, first_message_id, first_at, last_message_id, is_dm)
+      VALUES (${id}, 20, 1, 2, now() - interval '3 seconds', 2, true), (${id}, 10, 1, 1, now() - interval '60 seconds', 1, false)`);
+    const activities = activitiesWith(db.pool, async () => ({ kind: 'delivered' }));
+    const before = await observed('high');
+    const now = Date.now();
+    const claim = await activities.claimWake({ userId: '1', deviceId: 'phone-0', now });
+    expect(claim).toMatchObject({ status: 'claimed', priority: 'high' });
+    const messageAt = claim.status === 'claimed' ? claim.messageAt : undefined;
+    await activities.sendWake({
+      registrationId: id,
+      userId: '1',
+      deviceId: 'phone-0',
+      priority: 'high',
+      now,
+      ...(messageAt === undefined ? {} : { messageAt }),
+    });
+    const after = await observed('high');
+    expect(after.count - before.count).toBe(1);
+    // From the DM's own created_at (3 s), not the older server-channel message's (60 s).
+    expect(after.sum - before.sum).toBeGreaterThanOrEqual(3);
+    expect(after.sum - before.sum).toBeLessThan(60);
+
+    // The re-wake of that undrained wake is for no new message: nothing observed.
+    const rewake = await activities.claimWake({ userId: '1', deviceId: 'phone-0', now: now + 900_000 });
+    expect(rewake).toMatchObject({ status: 'claimed' });
+    expect(rewake.status === 'claimed' && rewake.messageAt).toBeFalsy();
   });
 });
 
