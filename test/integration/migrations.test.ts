@@ -105,14 +105,15 @@ describe('migrations', () => {
       '000023_push_bookkeeping',
       '000024_push_delivery_control',
       '000025_maintenance_cursors_rate_limit',
+      '000026_push_wake_priority',
     ]);
     const schema = { tables: await tables(db), pending: await columns(db, 'push_pending') };
 
-    const down = await migrateDown(db.url, all, 4);
+    const down = await migrateDown(db.url, all, 5);
     expect(down).toMatchObject({
-      from: 25,
+      from: 26,
       to: 1,
-      applied: ['000025_maintenance_cursors_rate_limit', '000024_push_delivery_control', '000023_push_bookkeeping', '000022_push_notifications'],
+      applied: ['000026_push_wake_priority', '000025_maintenance_cursors_rate_limit', '000024_push_delivery_control', '000023_push_bookkeeping', '000022_push_notifications'],
     });
     const afterDown = await tables(db);
     expect(afterDown).toContain('device_tokens');
@@ -125,6 +126,7 @@ describe('migrations', () => {
       '000023_push_bookkeeping',
       '000024_push_delivery_control',
       '000025_maintenance_cursors_rate_limit',
+      '000026_push_wake_priority',
     ]);
     expect({ tables: await tables(db), pending: await columns(db, 'push_pending') }).toEqual(schema);
   });
@@ -139,10 +141,11 @@ describe('migrations', () => {
       '000023_push_bookkeeping',
       '000024_push_delivery_control',
       '000025_maintenance_cursors_rate_limit',
+      '000026_push_wake_priority',
     ]);
-    expect(results.every((r) => r.to === 25)).toBe(true);
+    expect(results.every((r) => r.to === 26)).toBe(true);
     expect((await migrateUp(db.url, all)).applied).toEqual([]);
-    expect(await db.pool.any(sql.unsafe`SELECT version::int, dirty FROM schema_migrations`)).toEqual([{ version: 25, dirty: false }]);
+    expect(await db.pool.any(sql.unsafe`SELECT version::int, dirty FROM schema_migrations`)).toEqual([{ version: 26, dirty: false }]);
   });
 
   it('leaves the previous version in place when a migration fails', async () => {

@@ -83,7 +83,7 @@ describe('push-admin device', () => {
 
     const text = formatDeviceReport(report).join('\n');
     expect(text).toContain('unifiedpush, RFC 8291 keys (encrypted wakes)');
-    expect(text).toContain('outstanding (sent, not yet drained)');
+    expect(text).toContain('outstanding (high priority, sent, not yet drained)');
     const json = JSON.stringify(report);
     for (const secret of [
       phone.endpoint,
