@@ -57,7 +57,11 @@ export async function startIfMissing(client: Client, taskQueue: string, device: 
   }
 }
 
-/** After a drain committed. A missing workflow has nothing to learn from it. */
+/**
+ * The `drained` signal api versions before the lean plan sent after a drain. Workflows now
+ * learn of drains from their claims and ignore it; tests send it to show that a late one is
+ * harmless.
+ */
 export async function announceDrained(client: Client, device: DeviceIdentity): Promise<void> {
   await signalIfRunning(client, device, drainedSignal);
 }

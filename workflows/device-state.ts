@@ -32,11 +32,23 @@ export interface PlanPatches {
    * `pending` signal forgets a held-back answer; a late delivery counts as a wake of its time.
    */
   readonly deliveryControl: boolean;
-  /** A claim that says an outstanding normal wake can be escalated (a DM behind it) is looked at then, not at the re-wake. */
-  readonly escalation?: boolean;
-  /** A `registered` signal forgets a back-off: a new token or endpoint starts without the old one's. */
-  readonly registrationEndsBackoff?: boolean;
+  /**
+   * The lean plan:
+   * - a claim that says an outstanding normal wake can be escalated (a DM behind it) is looked
+   *   at then, not at the re-wake;
+   * - a `registered` signal forgets a back-off: a new token or endpoint starts without the old one's;
+   * - drains are learned from claims: a `drained` signal is ignored (one that arrives late can
+   *   no longer cancel a newer wake's re-wake), and a wake believed outstanding is looked at
+   *   when a signal brings new rows — as before — or at its re-wake;
+   * - the re-wake is one long-lived alarm, armed when none is and re-armed only when it fires
+   *   before the re-wake it stands for; looks at the interval, a back-off or the budget get
+   *   short timers of their own. A busy device's cycles then start no re-wake timer each.
+   */
+  readonly leanPlan?: boolean;
 }
+
+/** Which timer serves a planned look: the long-lived re-wake alarm, or a timer of its own. */
+export type TimerKind = 'alarm' | 'timer';
 
 export class DeviceState {
   private transport: TransportName;
@@ -62,6 +74,8 @@ export class DeviceState {
   private notBeforeReason: TimerReason = 'interval';
   /** The last look said the outstanding wake can be escalated at this time (before its re-wake). */
   private escalation: { readonly at: number; readonly reason: TimerReason } | undefined;
+  /** When the re-wake alarm fires, while one is armed (lean plan). */
+  private alarmAt: number | undefined;
 
   constructor(transport: TransportName, carried: CarriedState | undefined, patches: PlanPatches) {
     this.transport = transport;
@@ -83,7 +97,7 @@ export class DeviceState {
   }
 
   onDrained(): void {
-    this.outstanding = false;
+    if (!this.patches.leanPlan) this.outstanding = false;
   }
 
   onStop(): void {
@@ -97,7 +111,7 @@ export class DeviceState {
     // claim re-checks; the same token keeps its back-off there, and the claim says so).
     this.outstanding = false;
     this.checkRequested = true;
-    if (this.patches.registrationEndsBackoff) this.notBefore = 0;
+    if (this.patches.leanPlan) this.notBefore = 0;
   }
 
   /** Wakes claimed in this run (the workflow continues as new after enough of them). */
@@ -195,13 +209,31 @@ export class DeviceState {
 
   /** An outstanding wake the claim says can be escalated before its re-wake: look then. */
   private noteEscalation(observed: ObservedState, readyAt: number | null | undefined, heldBack: HeldBack | undefined): void {
-    if (!this.patches.escalation || !observed.outstanding || readyAt === undefined || readyAt === null || this.intervals === undefined) return;
+    if (!this.patches.leanPlan || !observed.outstanding || readyAt === undefined || readyAt === null || this.intervals === undefined) return;
     if (readyAt < rewakeAt(this.intervals, this.effectiveLastWake(), readyAt)) this.escalation = { at: readyAt, reason: heldBack ?? 'escalation' };
   }
 
   /** The last wake as the interval and the re-wake count it: its delivery, when that came long after its claim. */
   private effectiveLastWake(): number | null {
     return this.lastWakeAt === null ? null : Math.max(this.lastWakeAt, this.wokenAtDelivery ?? this.lastWakeAt);
+  }
+
+  /** Which timer waits for `next`: the re-wake alarm serves re-wakes in the lean plan. */
+  timerFor(next: NextCheck): TimerKind {
+    return this.patches.leanPlan && next.reason === 'rewake' ? 'alarm' : 'timer';
+  }
+
+  /** An alarm to arm for `next`, if the one armed (if any) would fire after it: none is armed, or it is later. */
+  alarmToArm(next: NextCheck): number | undefined {
+    return this.alarmAt === undefined || this.alarmAt > next.at ? next.at : undefined;
+  }
+
+  onAlarmArmed(at: number): void {
+    this.alarmAt = at;
+  }
+
+  onAlarmFired(): void {
+    this.alarmAt = undefined;
   }
 
   /**
@@ -253,6 +285,7 @@ export class DeviceState {
       outstanding: this.outstanding,
       lastWakeAt: this.lastWakeAt === null ? null : new Date(this.lastWakeAt).toISOString(),
       nextTimer: next === undefined || next.reason === 'now' ? null : { at: new Date(next.at).toISOString(), reason: next.reason },
+      rewakeAlarm: this.alarmAt === undefined ? null : new Date(this.alarmAt).toISOString(),
       wakesThisRun: this.wakes,
       checkRequested: this.checkRequested,
       budget: this.budgetView(now),

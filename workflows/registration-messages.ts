@@ -61,7 +61,13 @@ export interface RegistrationStateView {
   readonly outstanding: boolean;
   /** RFC 3339, or null if never woken in this workflow's memory. */
   readonly lastWakeAt: string | null;
+  /** The next look and why; null when idle or looking now. */
   readonly nextTimer: { readonly at: string; readonly reason: TimerReason } | null;
+  /**
+   * The re-wake alarm, while armed (lean plan): it may fire before the re-wake it stands for
+   * (an earlier wake's), and is then armed again for the later one.
+   */
+  readonly rewakeAlarm?: string | null;
   readonly wakesThisRun: number;
   readonly checkRequested: boolean;
   /** FCM only, with a budget configured; null otherwise (and before the first look). */

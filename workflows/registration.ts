@@ -16,12 +16,14 @@
  */
 import {
   allHandlersFinished,
+  CancellationScope,
   condition,
   continueAsNew,
   patched,
   proxyLocalActivities,
   setCurrentDetails,
   setHandler,
+  sleep,
   upsertSearchAttributes,
   workflowInfo,
   type LocalActivityOptions,
@@ -79,16 +81,15 @@ export const resendUnrecordedClaimPatch = 'resend-unrecorded-claim';
  * A run begun before one keeps the old plan until it continues as new, so its history replays.
  */
 export const deliveryControlPatch = 'delivery-control';
-export const escalationPatch = 'escalation';
-export const registrationEndsBackoffPatch = 'registration-ends-backoff';
+export const leanPlanPatch = 'lean-plan';
 
 export async function registrationWorkflow(input: RegistrationWorkflowInput): Promise<RegistrationWorkflowResult> {
   const { userId, deviceId } = input;
   const state = new DeviceState(input.transport, input.carried, {
     deliveryControl: patched(deliveryControlPatch),
-    escalation: patched(escalationPatch),
-    registrationEndsBackoff: patched(registrationEndsBackoffPatch),
+    leanPlan: patched(leanPlanPatch),
   });
+  const alarm = new RewakeAlarm(state);
 
   setHandler(pendingSignal, () => state.onPending());
   setHandler(drainedSignal, () => state.onDrained());
@@ -106,7 +107,7 @@ export async function registrationWorkflow(input: RegistrationWorkflowInput): Pr
       return continueAsNew<typeof registrationWorkflow>({ ...input, carried: state.carried() });
     }
     const next = state.nextCheck(Date.now());
-    if (!(await waitUntilDue(state, input, next))) continue;
+    if (!(await waitUntilDue(state, input, next, alarm))) continue;
 
     state.onClaimStarted();
     const now = Date.now();
@@ -154,18 +155,68 @@ export async function registrationWorkflow(input: RegistrationWorkflowInput): Pr
 
 /**
  * Waits for `next` (undefined: no timer at all). Returns true when it is due, false when the
- * plan changed first (a signal moved the next check) and must be made again.
+ * plan changed first (a signal moved the next check, or the re-wake alarm fired early) and
+ * must be made again.
  */
-async function waitUntilDue(state: DeviceState, input: RegistrationWorkflowInput, next: NextCheck | undefined): Promise<boolean> {
+async function waitUntilDue(state: DeviceState, input: RegistrationWorkflowInput, next: NextCheck | undefined, alarm: RewakeAlarm): Promise<boolean> {
   const replan = () => shouldContinueAsNew(state, input) || !sameCheck(state.nextCheck(Date.now()), next);
   if (next === undefined) {
     await condition(replan);
     return false;
   }
-  const remaining = next.at - Date.now();
-  if (remaining <= 0) return true;
-  const changed = await condition(replan, remaining);
+  if (next.at - Date.now() <= 0) return true;
+  if (state.timerFor(next) === 'alarm') {
+    alarm.armFor(next);
+    await condition(() => replan() || alarm.fired);
+    return alarm.takeFired() && Date.now() >= next.at && !replan();
+  }
+  const changed = await condition(replan, next.at - Date.now());
   return !changed;
+}
+
+/**
+ * The lean plan's re-wake timer: one durable timer that outlives the looks in between, so a
+ * device woken again and again does not start a re-wake timer per wake. It is armed when none
+ * is armed or the armed one would fire after the re-wake due; one that fires before (it stood
+ * for an earlier wake) is simply armed again for the later re-wake.
+ */
+class RewakeAlarm {
+  private firedFlag = false;
+  private scope: CancellationScope | undefined;
+
+  constructor(private readonly state: DeviceState) {}
+
+  get fired(): boolean {
+    return this.firedFlag;
+  }
+
+  /** Whether it fired since the last call (and forgets that it did). */
+  takeFired(): boolean {
+    const fired = this.firedFlag;
+    this.firedFlag = false;
+    return fired;
+  }
+
+  armFor(next: NextCheck): void {
+    const at = this.state.alarmToArm(next);
+    if (at === undefined) return;
+    this.scope?.cancel();
+    const scope = new CancellationScope();
+    this.scope = scope;
+    this.firedFlag = false;
+    this.state.onAlarmArmed(at);
+    scope
+      .run(() => sleep(at - Date.now()))
+      .then(
+        () => {
+          if (this.scope !== scope) return;
+          this.scope = undefined;
+          this.firedFlag = true;
+          this.state.onAlarmFired();
+        },
+        () => undefined, // cancelled: an earlier alarm replaced it
+      );
+  }
 }
 
 function sameCheck(a: NextCheck | undefined, b: NextCheck | undefined): boolean {

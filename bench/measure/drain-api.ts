@@ -1,7 +1,7 @@
 /**
- * Item 7 — `POST /api/push/drain` under many concurrent devices: the real api process
- * (authentication, per-user rate limit, the drain transaction, the `drained` signal to the
- * device's running workflow, metrics) against a bare Koa handler running the same SQL
+ * `POST /api/push/drain` under many concurrent devices: the real api process
+ * (authentication, per-user rate limit, the drain transaction, metrics; it tells Temporal
+ * nothing: the workflow learns of the drain from its next claim) against a bare Koa handler running the same SQL
  * (bench/children/bare-drain.ts). Same client, same devices, same pending rows each round.
  * The cost of the shared per-user rate limit alone: the bare handler with and without it.
  */
@@ -30,21 +30,17 @@ export async function measureDrainApi(stack: BenchStack, report: Report, setting
   let apps: RunningApps | undefined;
   let bare: Helper | undefined;
   let limited: Helper | undefined;
-  let signalling: Helper | undefined;
   let syncs: { before: SyncTotals; after: SyncTotals } | undefined;
   const agent = new Agent({ connections: concurrency, pipelining: 1 });
   const ours: Burst[] = [];
   const reference: Burst[] = [];
   const bareLimited: Burst[] = [];
-  const bareSignalling: Burst[] = [];
   try {
     apps = await stack.startApps({ label: 'drain', taskQueue: 'bench-drain', apps: ['api', 'worker'] });
     bare = forkHelper(stack.dir, 'bare-drain');
     const bareUrl = await bare.call<string>('start', { databaseUrl: stack.databaseUrl });
     limited = forkHelper(stack.dir, 'bare-drain');
     const limitedUrl = await limited.call<string>('start', { databaseUrl: stack.databaseUrl, rateLimit: true });
-    signalling = forkHelper(stack.dir, 'bare-drain');
-    const signallingUrl = await signalling.call<string>('start', { databaseUrl: stack.databaseUrl, rateLimit: true, temporalEnv: stack.temporalEnv });
     const { apiUrl } = apps;
     const devices = await withApi(world.devices, apps.apiUrl, stack.jwtSecret);
     await registerAll(devices);
@@ -53,18 +49,18 @@ export async function measureDrainApi(stack: BenchStack, report: Report, setting
       devices.map((d) => d.workflowId),
     );
     const fill = () => fillPending(stack, world.channelIds);
-    const bareUrls = { bare: bareUrl, 'bare-limited': limitedUrl, 'bare-signalling': signallingUrl };
+    const bareUrls = { bare: bareUrl, 'bare-limited': limitedUrl };
     const drainVia =
       (target: 'api' | keyof typeof bareUrls) =>
       (d: ApiDevice): { url: string; headers: Record<string, string> } =>
         target === 'api'
           ? { url: `${apiUrl}/api/push/drain`, headers: { authorization: `Bearer ${d.jwt}` } }
           : { url: `${bareUrls[target]}/drain`, headers: { 'x-user-id': d.userId, 'x-device-id': d.deviceId } };
-    const collected = { api: ours, bare: reference, 'bare-limited': bareLimited, 'bare-signalling': bareSignalling };
+    const collected = { api: ours, bare: reference, 'bare-limited': bareLimited };
     const before = await syncTotals(apiUrl);
     // One warm-up burst each, not counted; then alternate so drift hits all alike.
     for (let round = 0; round <= rounds; round++) {
-      for (const target of ['api', 'bare', 'bare-limited', 'bare-signalling'] as const) {
+      for (const target of ['api', 'bare', 'bare-limited'] as const) {
         await fill();
         const burst = await drainBurst(agent, devices, concurrency, channelsPerDevice, drainVia(target));
         if (round > 0) collected[target].push(burst);
@@ -75,7 +71,6 @@ export async function measureDrainApi(stack: BenchStack, report: Report, setting
     await agent.close();
     await bare?.stop();
     await limited?.stop();
-    await signalling?.stop();
     await apps?.stop();
   }
   const all = (bursts: Burst[]) => bursts.flatMap((b) => b.latencies);
@@ -102,7 +97,7 @@ export async function measureDrainApi(stack: BenchStack, report: Report, setting
     reference: { name: bareName, value: quantile(all(reference), 0.99) },
     headline: '7. drain API',
   });
-  // The shared per-user rate limit alone (issue 13, item 5): the bare handler with it vs without.
+  // The shared per-user rate limit alone: the bare handler with it vs without.
   report.figure(section, {
     name: 'bare handler + shared rate limit: drains per second',
     value: rate(bareLimited),
@@ -115,18 +110,11 @@ export async function measureDrainApi(stack: BenchStack, report: Report, setting
     unit: 'ms',
     reference: { name: bareName, value: quantile(all(reference), 0.5) },
   });
-  // The api's drained signal alone (issue 17, item 4): the limited bare handler that also signals, vs without.
-  report.figure(section, {
-    name: 'bare handler + rate limit + drained signal: drains per second',
-    value: rate(bareSignalling),
-    unit: '/s',
-    reference: { name: 'bare handler + shared rate limit', value: rate(bareLimited) },
-  });
   report.figure(section, {
     name: 'api (everything): drains per second',
     value: rate(ours),
     unit: '/s',
-    reference: { name: 'bare handler + rate limit + drained signal', value: rate(bareSignalling) },
+    reference: { name: 'bare handler + shared rate limit', value: rate(bareLimited) },
   });
   if (syncs !== undefined) {
     const drains = (rounds + 1) * count; // the api's warm-up burst counts too
@@ -156,7 +144,7 @@ export async function measureDrainApi(stack: BenchStack, report: Report, setting
     }),
   );
   section.setup.push(
-    `${count} devices, registered through \`PUT\` (so each has a running, idle workflow), each with a pending row in ${channelsPerDevice} channels of a server it may see; ${rounds} rounds after a warm-up, each round refilling the rows and then draining every device once through ${concurrency} keep-alive connections, first the api then the reference. **Ours** is the api process (\`dist/src/bin/api.js\`): JWT verification, rate limit, the drain transaction (\`drainPending\`: clear the outstanding wake, \`DELETE … RETURNING\`, the visibility re-check through \`channelViewers\`), then the \`drained\` signal to the device's workflow (a worker process is running and handles it) before answering. **Reference**: a Koa app with one handler calling the same \`drainPending\` on a pool built the same way, in its own process, with the device in two headers. Every response is checked (${channelsPerDevice} items each).`,
+    `${count} devices, registered through \`PUT\` (so each has a running, idle workflow), each with a pending row in ${channelsPerDevice} channels of a server it may see; ${rounds} rounds after a warm-up, each round refilling the rows and then draining every device once through ${concurrency} keep-alive connections, first the api then the reference. **Ours** is the api process (\`dist/src/bin/api.js\`): JWT verification, rate limit, the drain transaction (\`drainPending\`: clear the outstanding wake, \`DELETE … RETURNING\`, the visibility re-check through \`channelViewers\`), and nothing to Temporal (the device's workflow learns of the drain from its next claim). **Reference**: a Koa app with one handler calling the same \`drainPending\` on a pool built the same way, in its own process, with the device in two headers. Every response is checked (${channelsPerDevice} items each).`,
   );
   section.setup.push(
     "The shared per-user rate limit (one-second windows counted in PostgreSQL, a batched synchronisation every 25 ms; docs/architecture.md) is part of **ours**; its cost alone is the bare handler behind the same `SharedRateLimit`, against the bare handler without it, and the api's own synchronisations as its `/metrics` count them. Each device is its own user, one drain per round: every request is a free admission, recorded by the next synchronisation.",
@@ -166,10 +154,9 @@ export async function measureDrainApi(stack: BenchStack, report: Report, setting
     ours: burstsOf(ours),
     reference: burstsOf(reference),
     bareWithRateLimit: burstsOf(bareLimited),
-    bareWithRateLimitAndSignal: burstsOf(bareSignalling),
   };
   section.setup.push(
-    "**What the gap is made of** (issue 17, item 4), read from the three steps between the bare handler and the api, all measured in the same rounds: the shared rate limit (bare + rate limit vs bare); the `drained` signal the api sends after answering (bare + rate limit + the same signal through the same `announceDrained`, vs bare + rate limit) — a gRPC call from the handler's process, and on the same two cores the Temporal server's history write and the worker's workflow task it causes; and the rest (api vs bare + rate limit + signal): JWT verification, routing, the error and latency middleware, metrics. A ratio above 1 between two steps is noise: the machine is shared.",
+    '**What the gap is made of**, read from the two steps between the bare handler and the api, measured in the same rounds: the shared rate limit (bare + rate limit vs bare), and the rest (api vs bare + rate limit): JWT verification, routing, the error and latency middleware, metrics. A ratio above 1 between two steps is noise: the machine is shared.',
   );
   section.details.rateLimitSyncs = syncs;
 }

@@ -27,7 +27,7 @@ import { createServiceAccount, startGoogleOAuth, type FakeGoogleOAuth } from '..
 import { createLogger } from '../../src/log.js';
 import { createTransports } from '../../src/transports/index.js';
 import { customSearchAttributes, registrationWorkflowId } from '../../temporal/names.js';
-import { announceDrained, announcePending, announceRegistration } from '../../temporal/registration-workflows.js';
+import { announcePending, announceRegistration } from '../../temporal/registration-workflows.js';
 import { createWorker } from '../../temporal/worker.js';
 import { stateQuery } from '../../workflows/registration-messages.js';
 import type { Report } from '../report.js';
@@ -222,7 +222,6 @@ async function drain(stack: BenchStack, client: TestWorkflowEnvironment['client'
       sql.unsafe`DELETE FROM push_pending p USING push_registrations r WHERE p.registration_id = r.id AND r.user_id = ${d.userId} AND r.device_id = ${d.deviceId}`,
     );
   });
-  await announceDrained(client, d);
 }
 
 /**

@@ -169,8 +169,8 @@ interface WakeCycles {
 
 /**
  * One wake → drain cycle for each of `devices`: a pending DM row and the `pending` signal the
- * bridge would send; the wake reaches the fake distributor, the device drains through the api
- * (which signals `drained`). Counted from the histories once every workflow has settled.
+ * bridge would send; the wake reaches the fake distributor, the device drains through the api.
+ * Counted from the histories once every workflow has settled.
  */
 async function wakeCycles(
   stack: BenchStack,

@@ -6,7 +6,7 @@
  */
 import type { Logger } from '../log.js';
 import type { TemporalHandle } from '../../temporal/client.js';
-import { announceDeleted, announceDrained, announceRegistration } from '../../temporal/registration-workflows.js';
+import { announceDeleted, announceRegistration } from '../../temporal/registration-workflows.js';
 import type { DeviceIdentity, TransportName } from '../domain.js';
 import { errorSummary } from '../error-summary.js';
 import { temporalAnnounceFailures } from './metrics.js';
@@ -14,7 +14,6 @@ import { withTimeout } from '../with-timeout.js';
 
 export interface Announcer {
   registered(device: DeviceIdentity, transport: TransportName): Promise<void>;
-  drained(device: DeviceIdentity): Promise<void>;
   deleted(device: DeviceIdentity): Promise<void>;
 }
 
@@ -34,7 +33,6 @@ export function createAnnouncer(temporal: TemporalHandle, taskQueue: string, log
   };
   return {
     registered: (device, transport) => announce('registered', device, () => announceRegistration(client, taskQueue, device, transport)),
-    drained: (device) => announce('drained', device, () => announceDrained(client, device)),
     deleted: (device) => announce('deleted', device, () => announceDeleted(client, device)),
   };
 }

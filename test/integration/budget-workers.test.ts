@@ -8,7 +8,7 @@ import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../devstack/daemons.js';
 import { registrationWorkflowId } from '../../temporal/names.js';
-import { announceDrained, announcePending, announceRegistration } from '../../temporal/registration-workflows.js';
+import { announcePending, announceRegistration } from '../../temporal/registration-workflows.js';
 import type { DeviceIdentity } from '../../src/domain.js';
 import { stateQuery } from '../../workflows/registration-messages.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
@@ -68,7 +68,6 @@ async function drain(device: FcmDevice): Promise<void> {
     await tx.query(sql.unsafe`UPDATE push_registrations SET wake_outstanding = false WHERE user_id = ${device.userId}`);
     await tx.query(sql.unsafe`DELETE FROM push_pending p USING push_registrations r WHERE p.registration_id = r.id AND r.user_id = ${device.userId}`);
   });
-  await announceDrained(workers[0]!.client, device);
 }
 
 const requests = (device: FcmDevice) => google.fcm.received.filter((r) => r.token === device.token);

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { waitFor } from '../../devstack/daemons.js';
 import { registrationWorkflowId } from '../../temporal/names.js';
-import { announceDrained, announcePending, announceRegistration } from '../../temporal/registration-workflows.js';
+import { announcePending, announceRegistration } from '../../temporal/registration-workflows.js';
 import type { DeviceIdentity } from '../../src/domain.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { startDevWorker, type DevWorker } from '../support/dev-worker.js';
@@ -63,7 +63,6 @@ async function drain(device: TestDevice): Promise<void> {
     await tx.query(sql.unsafe`DELETE FROM push_pending p USING push_registrations r WHERE p.registration_id = r.id AND r.user_id = ${device.userId}`);
     await tx.query(sql.unsafe`UPDATE push_registrations SET wake_outstanding = false WHERE user_id = ${device.userId}`);
   });
-  await announceDrained(workers[0]!.client, device);
 }
 
 const wakes = (device: TestDevice) => distributor.received.filter((m) => m.endpoint === device.endpoint);

@@ -287,7 +287,10 @@ export class WorkflowHarness {
     if (created === true && options.signal !== false) await announcePending(this.client, this.taskQueue, device, device.transport);
   }
 
-  /** The device drains, as `POST /api/push/drain` does; `signal: false` loses the signal. */
+  /**
+   * The device drains, as `POST /api/push/drain` does (it tells Temporal nothing). `signal: true`
+   * also sends the `drained` signal earlier api versions sent, which workflows now ignore.
+   */
   async drain(device: Device, options: { signal?: boolean } = {}): Promise<number> {
     const drained = await this.db.pool.transaction(async (tx) => {
       const rows = await tx.any(sql.unsafe`
@@ -298,7 +301,7 @@ export class WorkflowHarness {
         UPDATE push_registrations SET wake_outstanding = false WHERE user_id = ${device.userId} AND device_id = ${device.deviceId}`);
       return rows.length;
     });
-    if (options.signal !== false) await announceDrained(this.client, device);
+    if (options.signal === true) await announceDrained(this.client, device);
     return drained;
   }
 
@@ -389,12 +392,12 @@ export class WorkflowHarness {
       const now = await this.env.currentTimeMs();
       const due: number[] = [];
       for (const device of running) {
-        const at = await this.state(device).then(
-          (state) => (state.nextTimer ? Date.parse(state.nextTimer.at) : undefined),
-          () => undefined,
+        const timers = await this.state(device).then(
+          (state) => [state.nextTimer?.at, state.rewakeAlarm ?? undefined].filter((at): at is string => at !== undefined).map((at) => Date.parse(at)),
+          () => [],
         );
         // A time long past is no timer about to fire (the workflow is busy, e.g. in a retry).
-        if (at !== undefined && at > now - timerGuardMs && at <= now + timerGuardMs) due.push(at);
+        for (const at of timers) if (at > now - timerGuardMs && at <= now + timerGuardMs) due.push(at);
       }
       if (due.length === 0) return;
       await this.env.sleep(Math.max(0, Math.max(...due) - now) + timerGuardMs);

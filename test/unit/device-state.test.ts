@@ -11,7 +11,7 @@ import type { HeldBack } from '../../workflows/wake-policy.js';
 
 const intervals = { minIntervalMs: 15_000, rewakeAfterMs: 900_000 };
 const s = (seconds: number) => 1_800_000_000_000 + seconds * 1_000;
-const current: PlanPatches = { deliveryControl: true, escalation: true, registrationEndsBackoff: true };
+const current: PlanPatches = { deliveryControl: true, leanPlan: true };
 
 /** One thing that happens to the workflow at a moment (seconds). */
 type Step =
@@ -79,7 +79,19 @@ const table: Row[] = [
     { at: 3, reason: 'now' },
   ],
   ['after a wake, rows pending: the re-wake', wokenAt0, 1, { at: 900, reason: 'rewake' }],
-  ['after a drained wake: idle', [...wokenAt0, ['drained', 5]], 6, undefined],
+  ['after a drained wake: idle (a run begun before the lean plan)', [...wokenAt0, ['drained', 5]], 6, undefined, { deliveryControl: true }],
+  [
+    'a drained signal is no longer taken at its word: the re-wake stays planned (its look will see the drain)',
+    [...wokenAt0, ['drained', 5]],
+    6,
+    { at: 900, reason: 'rewake' },
+  ],
+  [
+    "a late drained cannot cancel a newer wake's re-wake",
+    [...wokenAt0, ['pending', 20], ['claimed', 20], ['drained', 21]],
+    21,
+    { at: 920, reason: 'rewake' },
+  ],
   ['a message after the drain, inside the interval: at its end', [...wokenAt0, ['drained', 5], ['pending', 8]], 8, { at: 15, reason: 'interval' }],
   ['a message after the drain and the interval: at once', [...wokenAt0, ['drained', 5], ['pending', 20]], 20, { at: 20, reason: 'now' }],
   [
@@ -153,7 +165,7 @@ const table: Row[] = [
     [...wokenAt0, ['deferred', 0, 3_600], ['registered', 30]],
     30,
     { at: 3_600, reason: 'backoff' },
-    { deliveryControl: true, escalation: true },
+    { deliveryControl: true },
   ],
   ['a stop: look now (the registration may be gone)', [...wokenAt0, ['stop', 40]], 40, { at: 40, reason: 'now' }],
   [
@@ -168,6 +180,34 @@ describe('DeviceState.nextCheck', () => {
   it.each(table)('%s', (_what, steps, nowSeconds, expected, patches) => {
     const next = replay(steps, patches ?? current).nextCheck(s(nowSeconds));
     expect(next).toEqual(expected === undefined ? undefined : { at: s(expected.at), reason: expected.reason });
+  });
+});
+
+describe('the re-wake alarm (lean plan)', () => {
+  it('serves re-wakes; looks at the interval, a back-off or the budget get timers of their own', () => {
+    const state = replay(wokenAt0);
+    expect(state.timerFor(state.nextCheck(s(1))!)).toBe('alarm');
+    expect(state.timerFor({ at: s(15), reason: 'interval' })).toBe('timer');
+    expect(replay(wokenAt0, { deliveryControl: true }).timerFor(state.nextCheck(s(1))!)).toBe('timer');
+  });
+
+  it('is armed once for a device woken again and again: the armed one fires first, and is re-armed only then', () => {
+    const state = replay(wokenAt0);
+    const first = state.nextCheck(s(1))!;
+    expect(state.alarmToArm(first)).toBe(s(900));
+    state.onAlarmArmed(s(900));
+    // Woken again at 20 s and 40 s (a busy channel, the phone draining): no new alarm.
+    for (const at of [20, 40]) {
+      state.onPending();
+      state.onClaimStarted();
+      state.onClaimAnswered({ intervals, transport: 'unifiedpush' });
+      state.onClaimed(s(at));
+      expect(state.alarmToArm(state.nextCheck(s(at))!)).toBeUndefined();
+    }
+    // It fires at 900 s, before the re-wake of the 40 s wake: armed again, for that one.
+    state.onAlarmFired();
+    expect(state.nextCheck(s(900))).toEqual({ at: s(940), reason: 'rewake' });
+    expect(state.alarmToArm(state.nextCheck(s(900))!)).toBe(s(940));
   });
 });
 

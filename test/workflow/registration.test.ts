@@ -5,6 +5,7 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { announceDrained, announceRegistration } from '../../temporal/registration-workflows.js';
 import { minIntervalMs, rewakeAfterMs, WorkflowHarness } from '../support/workflow-harness.js';
 
 let h: WorkflowHarness;
@@ -63,7 +64,9 @@ describe('registration workflow', () => {
     const first = await lastWake(device);
     await h.drain(device);
     await h.message(device, 10);
-    await h.until(device, 'the drain and the new message seen', (s) => !s.outstanding && s.nextTimer?.reason === 'interval');
+    // The workflow learns of the drain from its next look, which the new message's signal asks
+    // for as soon as the interval allows.
+    await h.until(device, 'the new message seen', (s) => s.nextTimer?.reason === 'interval');
     await h.skipTo(first + minIntervalMs - 2_000);
     expect(h.wakes(device)).toHaveLength(1);
     await h.skip(2_000);
@@ -101,9 +104,10 @@ describe('registration workflow', () => {
     await h.untilWakes(device, 2);
     expectGap((await lastWake(device)) - first, rewakeAfterMs);
     await h.drain(device);
-    await h.until(device, 'idle after the drain', (s) => !s.outstanding);
+    // The next re-wake's look finds the drain and nothing pending: no wake, and then no timer.
     await h.skip(3 * rewakeAfterMs);
     expect(h.wakes(device)).toHaveLength(2);
+    expect(await h.state(device)).toMatchObject({ outstanding: false, nextTimer: null, rewakeAlarm: null });
   });
 
   it('holds no timer at all when idle: nothing pending, nothing outstanding', async () => {
@@ -227,6 +231,24 @@ describe('signal orderings around a drain (PostgreSQL is the truth, signals are 
     expect(h.wakes(device)).toHaveLength(1);
   });
 
+  it('a late drained signal (from an api before the lean plan) leaves the newer wake and its re-wake alone', async () => {
+    const device = await h.registerDevice();
+    await h.message(device, 10);
+    await h.untilWakes(device, 1);
+    // The drain commits without a signal; the next message is woken by a new claim.
+    await h.drain(device, { signal: false });
+    await h.skip(minIntervalMs);
+    await h.message(device, 11);
+    await h.untilWakes(device, 2);
+    const second = await lastWake(device);
+    // Only now does the first drain's signal arrive: it says nothing about the second wake.
+    await announceDrained(h.client, device);
+    await h.until(device, 'the second wake still outstanding', (s) => s.outstanding && s.rewakeAlarm !== null);
+    await h.skipTo(second + rewakeAfterMs);
+    await h.untilWakes(device, 3);
+    expectGap((await lastWake(device)) - second, rewakeAfterMs);
+  });
+
   it('a message whose pending signal was lost is woken by the next signal of any kind', async () => {
     const device = await h.registerDevice();
     await h.message(device, 10, false, { signal: false });
@@ -289,6 +311,24 @@ describe('lifecycle', () => {
     await waitForFailures(device, 0);
   });
 
+  it('a new endpoint after a Retry-After of an hour is woken within the interval, not after the hour', async () => {
+    const device = await h.registerDevice();
+    h.distributor.script({ status: 429, headers: { 'retry-after': '3600' } });
+    await h.message(device, 10, true);
+    await h.untilWakes(device, 1);
+    const first = await lastWake(device);
+    await h.until(device, 'backing off for the hour', (s) => s.nextTimer !== null && Date.parse(s.nextTimer.at) >= first + 3_600_000);
+    // The phone moves to a new distributor endpoint, as PUT /api/push/registration stores it.
+    const moved = { ...device, endpoint: h.distributor.register() };
+    await h.db.pool.query(sql.unsafe`
+      UPDATE push_registrations SET token = ${moved.endpoint}, up_p256dh = NULL, up_auth = NULL,
+        wake_outstanding = false, backoff_until = NULL, backoff_count = 0
+      WHERE user_id = ${device.userId} AND device_id = ${device.deviceId}`);
+    await announceRegistration(h.client, h.taskQueue, moved, 'unifiedpush');
+    await h.untilWakes(moved, 1);
+    expect((await lastWake(device)) - first).toBeLessThan(2 * minIntervalMs);
+  });
+
   it('ends when its registration is deleted, and a later registration starts a new one', async () => {
     const device = await h.registerDevice();
     await h.unregister(device);
@@ -304,7 +344,6 @@ describe('lifecycle', () => {
       (await import('slonik')).sql.unsafe`
         INSERT INTO push_registrations (user_id, device_id, transport, token) VALUES (${device.userId}, ${device.deviceId}, 'unifiedpush', ${device.endpoint})`,
     );
-    const { announceRegistration } = await import('../../temporal/registration-workflows.js');
     await announceRegistration(h.client, h.taskQueue, device, 'unifiedpush').catch((error: unknown) => {
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
     });
