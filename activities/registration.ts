@@ -16,6 +16,7 @@ import type { Logger } from '../src/log.js';
 import type { RegistrationForSend, WakeOutcome, WakeSender } from '../src/transports/types.js';
 import {
   budgeted,
+  gateOf,
   wakeVerdict,
   type DeliveryControl,
   type DeviceGate,
@@ -24,7 +25,7 @@ import {
   type WakePolicy,
 } from '../workflows/wake-policy.js';
 import { fcmWakesHeldBack, messageToWake, prunes, rateLimitBackoffs, wakes } from './metrics.js';
-import { transportNameSchema, type TransportName, type WakePriority } from '../src/domain.js';
+import { transportNameSchema, type BackoffCause, type TransportName, type WakePriority } from '../src/domain.js';
 import { errorSummary } from '../src/error-summary.js';
 
 /** Consecutive counted failures after which a registration is pruned (design §2). */
@@ -241,19 +242,10 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
 
   /** The claim's row as the wake policy reads it (before its own UPDATE). */
   function deviceGate(row: z.infer<typeof claimRow>, wokenAt: number | undefined): DeviceGate {
+    const gate = gateOf(row);
     // As SQL's greatest(): the later of the two times, ignoring a missing one.
-    const times = [row.last_woken_at?.getTime(), wokenAt].filter((t): t is number => t !== undefined);
-    const lastWokenAt = times.length === 0 ? null : Math.max(...times);
-    return {
-      transport: row.transport,
-      outstanding: row.wake_outstanding,
-      lastWakePriority: row.last_wake_priority,
-      lastWokenAt,
-      backoffUntil: row.backoff_until?.getTime() ?? null,
-      budgetTat: row.fcm_budget_tat?.getTime() ?? null,
-      hasPending: row.has_pending,
-      dmPending: row.dm_pending,
-    };
+    const times = [gate.lastWokenAt ?? undefined, wokenAt].filter((t): t is number => t !== undefined);
+    return { ...gate, lastWokenAt: times.length === 0 ? null : Math.max(...times) };
   }
 
   function deliveryControl(row: z.infer<typeof claimRow>, now: number): DeliveryControl | undefined {
@@ -331,6 +323,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
         backoff_until = ${new Date(until).toISOString()}::timestamptz,
         backoff_count = backoff_count + 1,
         backoff_reason = ${outcome.reason},
+        backoff_cause = ${backoffCause(outcome)},
         backoff_origin = ${outcome.outage ?? null},
         failures = failures + ${outcome.counts ? 1 : 0},
         fcm_budget_tat = CASE WHEN transport = 'fcm' AND ${fcmBudget.burst > 0} THEN fcm_budget_tat - ${fcmBudget.refillMs} * interval '1 millisecond'
@@ -392,6 +385,12 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
   }
 
   return { claimWake, sendWake };
+}
+
+/** What the device is told holds its wakes back after this outcome. */
+export function backoffCause(outcome: Extract<WakeOutcome, { kind: 'retry' }>): BackoffCause {
+  if (outcome.outage !== undefined || outcome.cause === 'outage') return 'outage';
+  return outcome.cause === 'rate-limited' ? 'rate_limited' : 'failing';
 }
 
 /** The wait before the next attempt (see `backoffBaseMs`). */

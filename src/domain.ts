@@ -21,3 +21,14 @@ export interface DeviceIdentity {
 }
 
 export type WakePriority = 'high' | 'normal';
+
+/**
+ * Why a back-off holds a device's wakes, in the words the device itself is told (`delivery` of
+ * `GET /api/push/registration`) and `push_registrations.backoff_cause` stores: its distributor
+ * or FCM asked us to wait, the provider's origin is in outage, its endpoint keeps failing, or
+ * our own configuration cannot send to its transport.
+ */
+export const backoffCauses = ['rate_limited', 'outage', 'failing', 'misconfigured'] as const;
+export type BackoffCause = (typeof backoffCauses)[number];
+/** What holds a device's wakes back now: a back-off of one of those causes, or the FCM wake budget. */
+export type HoldReason = BackoffCause | 'budget';

@@ -169,3 +169,29 @@ export function heldBackUntil(policy: WakePolicy, gate: DeviceGate, now: number)
   const until = budgetReadyAt(policy.fcmBudget, gate.budgetTat, now, wakePriority(gate));
   return until > now ? { reason: 'budget', until } : null;
 }
+
+/** A registration row as every reader of `push_registrations` selects it (snake case, as PostgreSQL names the columns). */
+export interface StoredGate {
+  readonly transport: TransportName;
+  readonly wake_outstanding: boolean;
+  readonly last_wake_priority: WakePriority | null;
+  readonly last_woken_at: Date | null;
+  readonly backoff_until: Date | null;
+  readonly fcm_budget_tat: Date | null;
+  readonly has_pending: boolean;
+  readonly dm_pending: boolean;
+}
+
+/** The gate a stored registration row describes. */
+export function gateOf(row: StoredGate): DeviceGate {
+  return {
+    transport: row.transport,
+    outstanding: row.wake_outstanding,
+    lastWakePriority: row.last_wake_priority,
+    lastWokenAt: row.last_woken_at?.getTime() ?? null,
+    backoffUntil: row.backoff_until?.getTime() ?? null,
+    budgetTat: row.fcm_budget_tat?.getTime() ?? null,
+    hasPending: row.has_pending,
+    dmPending: row.dm_pending,
+  };
+}

@@ -7,14 +7,35 @@ import { z } from 'zod';
 import type { DatabasePool } from '../db/pool.js';
 import type { DeviceIdentity } from '../domain.js';
 import type { RegistrationRequest } from './registration-request.js';
-import { transportNameSchema } from '../domain.js';
+import { backoffCauses, transportNameSchema } from '../domain.js';
+import type { WakePolicy } from '../../workflows/wake-policy.js';
+import { deliveryJson } from './delivery-state.js';
 
 const registrationView = z.object({
   transport: transportNameSchema,
   created_at: z.date(),
   updated_at: z.date(),
   encrypted: z.boolean(),
+  // The delivery state (./delivery-state.ts).
+  wake_outstanding: z.boolean(),
+  last_wake_priority: z.enum(['normal', 'high']).nullable(),
+  last_woken_at: z.date().nullable(),
+  backoff_until: z.date().nullable(),
+  backoff_cause: z.enum(backoffCauses).nullable(),
+  fcm_budget_tat: z.date().nullable(),
+  failures: z.number(),
+  has_pending: z.boolean(),
+  dm_pending: z.boolean(),
 });
+
+/** The columns of a `RegistrationView`, of the row `push_registrations` names. */
+const viewColumns = sql.fragment`
+  push_registrations.transport, push_registrations.created_at, push_registrations.updated_at,
+  push_registrations.up_p256dh IS NOT NULL AS encrypted,
+  push_registrations.wake_outstanding, push_registrations.last_wake_priority, push_registrations.last_woken_at,
+  push_registrations.backoff_until, push_registrations.backoff_cause, push_registrations.fcm_budget_tat, push_registrations.failures,
+  EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = push_registrations.id) AS has_pending,
+  EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = push_registrations.id AND p.is_dm) AS dm_pending`;
 
 /** What the api tells a device about its registration — never the token or keys. */
 export type RegistrationView = z.infer<typeof registrationView>;
@@ -67,7 +88,7 @@ export async function upsertRegistration(
           THEN push_registrations.backoff_origin END,
         failures = 0,
         updated_at = now()
-      RETURNING transport, created_at, updated_at, up_p256dh IS NOT NULL AS encrypted
+      RETURNING ${viewColumns}
     )
     SELECT upserted.*, previous.transport AS previous_transport FROM upserted LEFT JOIN previous ON TRUE
   `,
@@ -85,7 +106,7 @@ export async function upsertRegistration(
 
 export async function findRegistration(pool: DatabasePool, device: DeviceIdentity): Promise<RegistrationView | null> {
   return pool.maybeOne(sql.type(registrationView)`
-    SELECT transport, created_at, updated_at, up_p256dh IS NOT NULL AS encrypted
+    SELECT ${viewColumns}
     FROM push_registrations WHERE user_id = ${device.userId} AND device_id = ${device.deviceId}
   `);
 }
@@ -95,12 +116,13 @@ export async function deleteRegistration(pool: DatabasePool, device: DeviceIdent
   await pool.query(sql.unsafe`DELETE FROM push_registrations WHERE user_id = ${device.userId} AND device_id = ${device.deviceId}`);
 }
 
-/** The JSON of `GET`/`PUT /api/push/registration` (contract §6). */
-export function registrationJson(view: RegistrationView): Record<string, unknown> {
+/** The JSON of `GET`/`PUT /api/push/registration` (docs/design.md, Device API), with the device's delivery state at `now`. */
+export function registrationJson(view: RegistrationView, policy: WakePolicy, now: number): Record<string, unknown> {
   return {
     transport: view.transport,
     created_at: view.created_at.toISOString(),
     updated_at: view.updated_at.toISOString(),
     ...(view.transport === 'unifiedpush' ? { encrypted: view.encrypted } : {}),
+    ...deliveryJson(policy, view, now),
   };
 }

@@ -17,7 +17,17 @@ import { wakePolicySection } from './sections/wake-policy.js';
 type Out<S> = S extends Section<infer T> ? T : never;
 type Merge<T extends readonly unknown[]> = T extends readonly [infer H, ...infer R] ? Out<H> & Merge<R> : unknown;
 
-const api = [logSection, databaseSection, temporalSection, apiListenSection, jwtSection, apiFcmSection, unifiedPushSection] as const;
+// The api reports each device's delivery state (held back by the FCM budget, and until when): it reads the wake policy too.
+const api = [
+  logSection,
+  databaseSection,
+  temporalSection,
+  apiListenSection,
+  jwtSection,
+  apiFcmSection,
+  unifiedPushSection,
+  wakePolicySection,
+] as const;
 const worker = [logSection, databaseSection, temporalSection, workerListenSection, workerFcmSection, unifiedPushSection, wakePolicySection] as const;
 const bridge = [logSection, databaseSection, temporalSection, natsSection, bridgeStartSection, bridgeListenSection] as const;
 const migrate = [logSection, databaseSection] as const;

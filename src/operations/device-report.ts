@@ -9,7 +9,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../db/pool.js';
-import { budgeted, budgetLeft, wakeVerdict, type DeviceGate, type WakePolicy, type WakeVerdict } from '../../workflows/wake-policy.js';
+import { budgeted, budgetLeft, gateOf, wakeVerdict, type WakePolicy, type WakeVerdict } from '../../workflows/wake-policy.js';
 import { registrationWorkflowId } from '../../temporal/names.js';
 import { stateQuery, type RegistrationStateView } from '../../workflows/registration-messages.js';
 import { transportNameSchema } from '../domain.js';
@@ -118,16 +118,7 @@ export function deliverySummary(
   policy: WakePolicy,
   now: number,
 ): DeliverySummary {
-  const gate: DeviceGate = {
-    transport: registration.transport,
-    outstanding: registration.wake_outstanding,
-    lastWakePriority: registration.last_wake_priority,
-    lastWokenAt: registration.last_woken_at?.getTime() ?? null,
-    backoffUntil: registration.backoff_until?.getTime() ?? null,
-    budgetTat: registration.fcm_budget_tat?.getTime() ?? null,
-    hasPending: pending.length > 0,
-    dmPending: pending.some((row) => row.is_dm),
-  };
+  const gate = gateOf({ ...registration, has_pending: pending.length > 0, dm_pending: pending.some((row) => row.is_dm) });
   const budget = policy.fcmBudget;
   const until = registration.backoff_until;
   return {

@@ -105,7 +105,7 @@ describe('migrations', () => {
       '000023_push_bookkeeping',
       '000024_push_delivery_control',
       '000025_maintenance_cursors_rate_limit',
-      '000026_push_wake_priority',
+      '000026_push_delivery_state',
     ]);
     const schema = { tables: await tables(db), pending: await columns(db, 'push_pending') };
 
@@ -114,7 +114,7 @@ describe('migrations', () => {
       from: 26,
       to: 1,
       applied: [
-        '000026_push_wake_priority',
+        '000026_push_delivery_state',
         '000025_maintenance_cursors_rate_limit',
         '000024_push_delivery_control',
         '000023_push_bookkeeping',
@@ -132,7 +132,7 @@ describe('migrations', () => {
       '000023_push_bookkeeping',
       '000024_push_delivery_control',
       '000025_maintenance_cursors_rate_limit',
-      '000026_push_wake_priority',
+      '000026_push_delivery_state',
     ]);
     expect({ tables: await tables(db), pending: await columns(db, 'push_pending') }).toEqual(schema);
   });
@@ -147,7 +147,7 @@ describe('migrations', () => {
       '000023_push_bookkeeping',
       '000024_push_delivery_control',
       '000025_maintenance_cursors_rate_limit',
-      '000026_push_wake_priority',
+      '000026_push_delivery_state',
     ]);
     expect(results.every((r) => r.to === 26)).toBe(true);
     expect((await migrateUp(db.url, all)).applied).toEqual([]);

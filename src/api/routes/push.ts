@@ -47,7 +47,7 @@ async function putRegistration(deps: RouteDeps, ctx: Context): Promise<void> {
   registrations.inc({ outcome: result.outcome });
   deps.log.info({ userId: device.userId, deviceId: device.deviceId, transport: request.transport, outcome: result.outcome }, 'registration stored');
   await deps.announcer.registered(device, request.transport);
-  ctx.body = registrationJson(result.view);
+  ctx.body = registrationJson(result.view, deps.config.wakePolicy, Date.now());
 }
 
 async function validRegistration(deps: RouteDeps, ctx: Context): Promise<RegistrationRequest> {
@@ -64,7 +64,7 @@ async function validRegistration(deps: RouteDeps, ctx: Context): Promise<Registr
 async function getRegistration(deps: RouteDeps, ctx: Context): Promise<void> {
   const view = await findRegistration(deps.pool, ctx.state.device);
   if (view === null) throw new ApiError('not_found', 'this device has no push registration');
-  ctx.body = registrationJson(view);
+  ctx.body = registrationJson(view, deps.config.wakePolicy, Date.now());
 }
 
 async function removeRegistration(deps: RouteDeps, ctx: Context): Promise<void> {

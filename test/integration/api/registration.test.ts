@@ -392,6 +392,8 @@ describe('PUT /api/push/registration: validation (design §7)', () => {
       created_at: expect.any(String),
       updated_at: expect.any(String),
       ...(encrypted === undefined ? {} : { encrypted }),
+      last_woken_at: null,
+      delivery: { state: 'ok', failures: 0 },
     });
     const row = await registrationRowOf(db.pool, user, deviceId);
     expect(row?.token).toBe(body['token']);
@@ -409,7 +411,14 @@ describe('PUT /api/push/registration: what is stored', () => {
     const response = await put(plain, deviceId, { transport: 'unifiedpush', ...secrets });
     expect(response.status).toBe(200);
     const body = response.json as { created_at: string; updated_at: string };
-    expect(body).toEqual({ transport: 'unifiedpush', created_at: body.created_at, updated_at: body.updated_at, encrypted: true });
+    expect(body).toEqual({
+      transport: 'unifiedpush',
+      created_at: body.created_at,
+      updated_at: body.updated_at,
+      encrypted: true,
+      last_woken_at: null,
+      delivery: { state: 'ok', failures: 0 },
+    });
     expect(body.created_at).toBe(body.updated_at);
     const workflow = await seenWorkflow(plain.temporal.client, user, deviceId);
     expect(workflow).toEqual({

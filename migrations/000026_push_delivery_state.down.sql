@@ -1,0 +1,1 @@
+ALTER TABLE push_registrations DROP COLUMN backoff_cause, DROP COLUMN last_wake_priority;

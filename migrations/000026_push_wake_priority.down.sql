@@ -1,1 +1,0 @@
-ALTER TABLE push_registrations DROP COLUMN last_wake_priority;
