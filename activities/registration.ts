@@ -27,7 +27,7 @@ import { fcmWakesHeldBack, messageToWake, prunes, rateLimitBackoffs, wakes } fro
 import { transportNameSchema, type TransportName, type WakePriority } from '../src/domain.js';
 import { errorSummary } from '../src/error-summary.js';
 
-/** Consecutive counted failures after which a registration is pruned (design §2). */
+/** Consecutive counted failures after which a registration is pruned (docs/design.md, Pruning). */
 export const maxConsecutiveFailures = 10;
 
 /**

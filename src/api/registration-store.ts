@@ -1,5 +1,5 @@
 /**
- * The `push_registrations` row of one device (design §2): one per (user, device), kept by an
+ * The `push_registrations` row of one device (docs/design.md, Registrations): one per (user, device), kept by an
  * upsert so its id — and with it the device's pending rows — survives a transport switch.
  */
 import { ForeignKeyIntegrityConstraintViolationError, sql } from 'slonik';
@@ -95,7 +95,7 @@ export async function deleteRegistration(pool: DatabasePool, device: DeviceIdent
   await pool.query(sql.unsafe`DELETE FROM push_registrations WHERE user_id = ${device.userId} AND device_id = ${device.deviceId}`);
 }
 
-/** The JSON of `GET`/`PUT /api/push/registration` (contract §6). */
+/** The JSON of `GET`/`PUT /api/push/registration` (docs/design.md, Device API). */
 export function registrationJson(view: RegistrationView): Record<string, unknown> {
   return {
     transport: view.transport,

@@ -12,7 +12,7 @@
  * - **the end of an outage**: the origin's last two results, from distinct registrations, were
  *   delivered (or the window holds more deliveries than failures); or no result at all came
  *   for `quietMs`. `onExit` is told either way: the devices deferred by the outage are woken.
- * - **counted toward the ten** (design §2): a failure the endpoint answered (`endpoint`) while
+ * - **counted toward the ten** (docs/design.md, Pruning): a failure the endpoint answered (`endpoint`) while
  *   its origin is not in outage — for FCM only while FCM delivered to another registration
  *   within `evidenceMs` (positive evidence that FCM works and the token does not); a failure
  *   without an answer (`network`) for UnifiedPush only when another registration was

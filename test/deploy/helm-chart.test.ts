@@ -42,7 +42,7 @@ const reads: Record<Process, readonly string[]> = {
   migrate: asFile(variablesRead('migrate')),
 };
 
-/** Every variable of contract §3 and §3a a process reads (secrets as their `_FILE` form), and the listeners' ports. */
+/** Every configuration variable a process reads (secrets as their `_FILE` form), and the listeners' ports. */
 const contractVariables = [...new Set(Object.values(reads).flat())];
 
 let home: string;
@@ -343,7 +343,7 @@ describe('each process gets its own settings and secrets, and nothing of another
     expect(sorted(v.migrate.secrets)).toEqual(['push-zippchat-push-database']);
   });
 
-  it('every variable of contract §3 and §3a can be set from values', () => {
+  it('every configuration variable can be set from values', () => {
     const all = new Set<string>();
     for (const set of Object.keys(valuesSets) as ValuesSet[])
       for (const view of Object.values(views(set))) for (const name of Object.keys(view.env)) all.add(name);
