@@ -30,7 +30,7 @@ import { variablesRead } from '../../src/config/index.js';
 
 type Process = 'api' | 'worker' | 'bridge' | 'migrate';
 
-/** Contract §3a: the secrets, each also readable from `<NAME>_FILE` — in the chart, always as a file. */
+/** The secrets (docs/design.md, Production connections), each also readable from `<NAME>_FILE` — in the chart, always as a file. */
 const secretVariables: readonly string[] = secrets;
 const asFile = (names: readonly string[]) => names.map((n) => (secretVariables.includes(n) ? `${n}_FILE` : n));
 
