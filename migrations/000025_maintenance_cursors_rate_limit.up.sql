@@ -1,4 +1,4 @@
--- Where each maintenance scan stopped (issue 13): a scan walks its table (or Temporal's list
+-- Where each maintenance scan stopped: a scan walks its table (or Temporal's list
 -- of running workflows) in bounded windows and the next run goes on from here, so every rule
 -- covers the whole table at any size. `position` is the last key handled (a registration id,
 -- a push_pending key, a workflow start time); '' means the pass starts from the beginning.

@@ -1,5 +1,5 @@
 /**
- * The outage detector (issue 12): tells an endpoint's own failure from an outage that is not
+ * The outage detector: tells an endpoint's own failure from an outage that is not
  * the device's doing, per origin — FCM (one origin), its OAuth token endpoint, and every
  * UnifiedPush origin (scheme://host:port of the endpoint URL).
  *
@@ -20,7 +20,7 @@
  *   the request left (`token-endpoint`) or a bug of ours (`internal`) never.
  *
  * Pure and in memory; time is passed in (the workflow's clock, like every coalescing decision).
- * Replicas share their windows through PostgreSQL (outage-sync.ts): `summaries` is what this
+ * Replicas share their windows through PostgreSQL (src/worker/transport-health.ts): `summaries` is what this
  * worker publishes, `setRemote` what the others published.
  */
 import type { FailureBlame } from './types.js';
