@@ -113,7 +113,13 @@ describe('migrations', () => {
     expect(down).toMatchObject({
       from: 26,
       to: 1,
-      applied: ['000026_push_wake_priority', '000025_maintenance_cursors_rate_limit', '000024_push_delivery_control', '000023_push_bookkeeping', '000022_push_notifications'],
+      applied: [
+        '000026_push_wake_priority',
+        '000025_maintenance_cursors_rate_limit',
+        '000024_push_delivery_control',
+        '000023_push_bookkeeping',
+        '000022_push_notifications',
+      ],
     });
     const afterDown = await tables(db);
     expect(afterDown).toContain('device_tokens');
