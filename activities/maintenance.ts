@@ -1,6 +1,6 @@
 /**
- * The maintenance activities (design §2 "Pruning stale registrations", contract §9 "a
- * workflow exists until its registration is deleted"). Each call does a bounded slice of work:
+ * The maintenance activities (docs/design.md, Pruning; a workflow exists until its registration
+ * is deleted). Each call does a bounded slice of work:
  *
  *   - rules that must look at every row (no live session, untouched pending rows, stranded
  *     devices) walk their table along its primary key in windows, keeping the position in

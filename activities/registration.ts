@@ -28,7 +28,7 @@ import { fcmWakesHeldBack, messageToWake, prunes, rateLimitBackoffs, wakes } fro
 import { transportNameSchema, type BackoffCause, type TransportName, type WakePriority } from '../src/domain.js';
 import { errorSummary } from '../src/error-summary.js';
 
-/** Consecutive counted failures after which a registration is pruned (design §2). */
+/** Consecutive counted failures after which a registration is pruned (docs/design.md, Pruning). */
 export const maxConsecutiveFailures = 10;
 
 /**
@@ -109,7 +109,7 @@ export type SendResult =
   | { readonly outcome: 'dead'; readonly reason: string }
   /** Not delivered; the claim is released and refuses until `until` (workflow time, ms). */
   | { readonly outcome: 'deferred'; readonly reason: string; readonly until: number }
-  /** Histories written before issue 12 (a config error is now a failing activity). */
+  /** Only in histories of an earlier plan, kept so they replay: a config error now fails the activity, so it is retried, never consumed. */
   | { readonly outcome: 'config-error'; readonly reason: string };
 
 const claimRow = z.object({

@@ -1,7 +1,7 @@
 /**
  * Temporal's list of running registration workflows (visibility), for maintenance: by task
  * queue and workflow type, newest first, optionally only those started at or before a time,
- * or only those of some users (the `PushUserId` search attribute, contract §9).
+ * or only those of some users (the `PushUserId` search attribute).
  */
 import type { Client } from '@temporalio/client';
 import { registrationWorkflowType } from '../temporal/names.js';

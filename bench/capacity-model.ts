@@ -5,7 +5,7 @@
  * arithmetic, no I/O: bench/capacity.ts feeds it bench/results/latest.json and the command
  * line; test/unit/bench/capacity-model.test.ts checks it against figures worked out by hand.
  *
- * How wakes follow from messages (design §4): a device receives messages at λ per second
+ * How wakes follow from messages (docs/design.md, Wakes): a device receives messages at λ per second
  * (Poisson), drains each wake at once, and is woken at most once per interval T. After a wake
  * the next one comes at the first message after it, but not before T: a cycle lasts
  * E[max(X, T)] = T + e^{−λT}/λ for X ~ Exp(λ), so a device is woken 1 / (T + e^{−λT}/λ) times a

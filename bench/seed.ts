@@ -135,7 +135,7 @@ export async function insertRegistrations(pool: DatabasePool, devices: readonly 
   return devices.map((d) => byUser.get(d.userId)!);
 }
 
-/** One MESSAGE_CREATE event body (contract §7). */
+/** One MESSAGE_CREATE event body (docs/design.md, Message events). */
 export function messageEvent(channelId: string, authorId: string): { readonly id: string; readonly body: string } {
   const id = nextMessageId();
   return { id, body: JSON.stringify({ id, channel_id: channelId, author_id: authorId, created_at: new Date().toISOString() }) };

@@ -1,6 +1,6 @@
 /**
- * The environment a local stack runs the services with (contract §2): the caller's
- * environment wins for every service variable (contract §3 and §3a, and the operational ones
+ * The environment a local stack runs the services with (docs/design.md, Local stack): the caller's
+ * environment wins for every service variable (docs/design.md, Configuration, and the operational ones
  * of the README); the stack's defaults fill only what the caller left unset. Pure, so it is
  * tested without starting anything; the dev stack (`make up`/`make dev`, stack.ts) and the
  * faults tier's stacks (test/support/fault-stack.ts) assemble their environments with it.
@@ -9,7 +9,7 @@
  *   - FCM: the local FCM stand-in's settings are used only when the caller gives no FCM
  *     setting at all (or exactly the stand-in's, as a shell that sourced `.dev/env` does);
  *     otherwise the caller's FCM settings stand alone, e.g. one's own Firebase project;
- *   - a secret given as `X_FILE` (contract §3a) replaces the stack's `X`, and a caller's
+ *   - a secret given as `X_FILE` replaces the stack's `X`, and a caller's
  *     `JWT_PUBLIC_KEY` replaces the stack's `JWT_SECRET` (both set is an error).
  */
 
@@ -18,7 +18,7 @@ import { variablesRead } from '../src/config/index.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
-/** Secrets that may come as `X_FILE` (contract §3a): the configuration's own list. */
+/** Secrets that may come as `X_FILE`: the configuration's own list. */
 export const fileVariables = secretVariables;
 
 /** Every variable the services read — what their configuration reads (src/config) — and each secret's `_FILE` form. */

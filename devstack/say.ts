@@ -1,6 +1,6 @@
 /**
  * `node dist-tools/devstack/say.js --nats URL --channel ID --author ID TEXT` (npm run demo-say):
- * publishes one MESSAGE_CREATE event as the host chat server would (contract §7), to wake
+ * publishes one MESSAGE_CREATE event as the host chat server would (docs/design.md, Message events), to wake
  * the phones of the dev stack's demo or of `simulate-device`. The text goes nowhere: the
  * event carries ids only, and the push service never sees message content.
  */

@@ -54,7 +54,7 @@ export async function up(config: DevStackConfig): Promise<StackInfo> {
   });
   await ensureDatabase(services.postgres.url('postgres'), databaseName);
   const fcm = fcmStandInSettings(config);
-  // The caller's environment wins; the stack's defaults fill only what is unset (contract §2).
+  // The caller's environment wins; the stack's defaults fill only what is unset (docs/design.md, Local stack).
   const environment = assembleStackEnvironment(config.inherited, {
     env: {
       DATABASE_URL: services.postgres.url(databaseName),

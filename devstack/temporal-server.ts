@@ -2,7 +2,7 @@
  * The real Temporal server (`go.temporal.io/server`, the services a production cluster runs)
  * as a development and test target: PostgreSQL persistence and SQL visibility in the stack's
  * private PostgreSQL, schemas set up with `temporal-sql-tool`, the custom search attributes
- * of contract §9 registered, and the frontend on TLS with client certificates required (a CA
+ * (docs/design.md, Temporal) registered, and the frontend on TLS with client certificates required (a CA
  * and certificates generated for the stack). The dev server (temporal.ts) is lighter; this one
  * is what production runs, so tests on it prove what the dev server cannot.
  */
@@ -41,7 +41,7 @@ export interface TemporalServerOptions {
   readonly namespace?: string;
 }
 
-/** What a client needs: the frontend and the files of contract §3a. */
+/** What a client needs: the frontend and the TLS files it needs. */
 export interface TemporalServerAccess {
   readonly address: string;
   readonly caFile: string;

@@ -1,6 +1,6 @@
 /**
  * The Temporal CLI dev server with its Web UI, state in a SQLite file under the stack's dir
- * (so workflow histories survive a restart), and the custom search attributes of contract §9.
+ * (so workflow histories survive a restart), and the custom search attributes (docs/design.md, Temporal).
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';

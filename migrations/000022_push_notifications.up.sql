@@ -1,4 +1,4 @@
--- Push notifications (design §2): one registration per (user, device), and the per-channel
+-- Push notifications (docs/design.md, Registrations): one registration per (user, device), and the per-channel
 -- queue a woken device drains. Replaces the never-reachable device_tokens of 000010.
 
 CREATE TABLE push_registrations (
@@ -11,7 +11,7 @@ CREATE TABLE push_registrations (
   -- RFC 8291 receiver public key (65-byte uncompressed P-256 point) and auth secret (16 bytes).
   up_p256dh        bytea NULL CHECK (up_p256dh IS NULL OR length(up_p256dh) = 65),
   up_auth          bytea NULL CHECK (up_auth IS NULL OR length(up_auth) = 16),
-  -- Coalescing state (design §4).
+  -- Coalescing state (docs/design.md, Wakes).
   wake_outstanding boolean NOT NULL DEFAULT false,
   last_woken_at    timestamptz NULL,
   -- Consecutive transient send failures; ten prune the registration.

@@ -1,6 +1,6 @@
--- What decides whether a wake may leave now, beyond the design's coalescing columns (issues 12
--- and 19). All of it is read and written by the claim (one conditional UPDATE) and by the send
--- activity, under the registration's row lock.
+-- What decides whether a wake may leave now, beyond the design's coalescing columns: the FCM
+-- budget, back-offs and the outage window. All of it is read and written by the claim (one
+-- conditional UPDATE) and by the send activity, under the registration's row lock.
 
 -- FCM's collapsible-message throttle, mirrored per registration as a GCRA token bucket in one
 -- column: the "theoretical arrival time" of the budget. NULL or in the past = the full burst is

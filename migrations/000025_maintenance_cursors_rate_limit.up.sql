@@ -1,4 +1,4 @@
--- Where each maintenance scan stopped (issue 13): a scan walks its table (or Temporal's list
+-- Where each maintenance scan stopped: a scan walks its table (or Temporal's list
 -- of running workflows) in bounded windows and the next run goes on from here, so every rule
 -- covers the whole table at any size. `position` is the last key handled (a registration id,
 -- a push_pending key, a workflow start time); '' means the pass starts from the beginning.
@@ -11,7 +11,7 @@ CREATE TABLE push_maintenance_cursors (
   updated_at      timestamptz NOT NULL DEFAULT now()
 );
 
--- The api's per-user limit (contract §6: 50 requests/s), shared by every api replica: per
+-- The api's per-user limit (50 requests/s), shared by every api replica: per
 -- user and one-second window, what all replicas have taken (requests admitted, leases
 -- granted). Counters for the current second: unlogged (no WAL; a crash resets them, which
 -- is harmless), pruned by the api itself a few windows later.

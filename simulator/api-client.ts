@@ -1,11 +1,11 @@
 /**
- * The device API as the Android app calls it (design §7): every call carries the device's
+ * The device API as the Android app calls it (docs/design.md, Device API): every call carries the device's
  * JWT, and the device is the token's. Errors keep the contract's `{error, message}`.
  */
 import type { DrainItem } from '../src/api/drain.js';
 import type { TransportName } from '../src/domain.js';
 
-/** One drained channel (contract §6), as the api answers it. */
+/** One drained channel, as the api answers it. */
 export type { DrainItem };
 
 export interface RegistrationBody {

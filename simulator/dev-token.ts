@@ -1,5 +1,5 @@
 /**
- * Device JWTs as a host chat server issues them (contract §5: `sub`, `device_id`, `exp`),
+ * Device JWTs as a host chat server issues them (`sub`, `device_id`, `exp`),
  * signed with an HS256 secret. For development and testing an instance whose secret you
  * hold (the dev stack keeps its own in `.dev/jwt-secret`); production tokens come from the
  * host's login.

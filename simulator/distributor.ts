@@ -24,7 +24,7 @@ import { vapidProblem } from './vapid-check.js';
 
 export { createDeviceKeys, type DeviceKeys } from './device-keys.js';
 
-/** The wake the app expects, byte for byte (contract §8). */
+/** The wake the app expects, byte for byte (docs/design.md, Wakes on the wire). */
 export const expectedWake = wakePayload;
 
 export type DistributorAnswer =

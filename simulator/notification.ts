@@ -1,5 +1,5 @@
 /**
- * What the phone shows after a drain: design §3's decision table, applied on the phone to
+ * What the phone shows after a drain: the decision table of docs/design.md, Recipients, applied on the phone to
  * messages it fetched and decrypted itself (mentions are inside the ciphertext; the server
  * never sees them).
  *

@@ -1,6 +1,6 @@
 /**
  * A simulated phone: registers with an instance the way the app does, receives its wakes,
- * and drains — the server-facing half of design §8. What to show is decided by the caller
+ * and drains — the server-facing half of docs/design.md, The app. What to show is decided by the caller
  * (notification.ts), from messages the phone would fetch and decrypt itself.
  */
 import { deviceApi, type DeviceApi, type DrainItem, type RegistrationJson } from './api-client.js';

@@ -6,7 +6,7 @@
  *     (`PushSender` in src/transports is the object that sends through one);
  *   - a device is identified by the pair `DeviceIdentity` (the host's user, the device id the
  *     app chose): one registration, one workflow;
- *   - a wake goes out at a `WakePriority`: `high` only when a DM is pending (design §1).
+ *   - a wake goes out at a `WakePriority`: `high` only when a DM is pending (docs/design.md, Wakes).
  */
 import { z } from 'zod';
 

@@ -1,6 +1,6 @@
 /**
  * How every process reaches the Temporal frontend: the address plus TLS, mTLS and/or an API
- * key (contract §3a), in the form both `Connection` (client) and `NativeConnection` (worker)
+ * key, in the form both `Connection` (client) and `NativeConnection` (worker)
  * take. One place, so the api, worker, bridge and the operator CLI cannot disagree.
  *
  * When a call fails, `explainTemporalFailure` says why in one secret-free line. The SDKs do not

@@ -1,5 +1,5 @@
 /**
- * The Temporal names of contract §9, in one place. Pure (only `@temporalio/common`), so the
+ * The Temporal names (docs/design.md, Temporal), in one place. Pure (only `@temporalio/common`), so the
  * workflow bundle, the worker, the api and the bridge all import the same definitions.
  */
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';

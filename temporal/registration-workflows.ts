@@ -1,5 +1,5 @@
 /**
- * The Temporal calls that start and signal registration workflows (contract §9): how the api
+ * The Temporal calls that start and signal registration workflows: how the api
  * (src/api/best-effort-announcer.ts), the bridge (src/bridge/signal-pending.ts) and
  * maintenance talk to them. Every call is
  * idempotent and safe to repeat; PostgreSQL stays the truth and these are hints.

@@ -1,5 +1,5 @@
 /**
- * The `push-maintenance` Temporal Schedule (contract §9): every 10 minutes, never two runs at
+ * The `push-maintenance` Temporal Schedule: every 10 minutes, never two runs at
  * once, none longer than an hour. Ensured at every worker start — created if missing, brought back to this definition
  * if someone changed it — so two workers starting together are harmless.
  */

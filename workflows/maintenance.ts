@@ -1,6 +1,6 @@
 /**
- * The maintenance run the `push-maintenance` Schedule starts every 10 minutes (design §2
- * "Pruning stale registrations", contract §9): prune what can no longer be woken usefully,
+ * The maintenance run the `push-maintenance` Schedule starts every 10 minutes
+ * (docs/design.md, Pruning): prune what can no longer be woken usefully,
  * heal what slipped, and reconcile Temporal with PostgreSQL both ways. Each step is a scan
  * that works in bounded slices (one activity call each) and keeps its position in PostgreSQL,
  * so a table of any size is covered: in one run when the budget allows, else over the next

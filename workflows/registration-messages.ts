@@ -1,5 +1,5 @@
 /**
- * The messages of a registration workflow (contract §9): its input, signals and query. Kept
+ * The messages of a registration workflow (docs/design.md, Temporal): its input, signals and query. Kept
  * apart from the workflow body so the api, the bridge and tools import them without it.
  * Nothing here may carry a token, an endpoint or a key.
  */

@@ -162,7 +162,7 @@ export function wakeVerdict(policy: WakePolicy, gate: DeviceGate, now: number): 
   return { due: false, priority, escalation, readyAt, ...(heldBack === undefined ? {} : { heldBack }) };
 }
 
-/** What the device's owner may be told of why its wakes wait, if they do (contract §6 `delivery`). */
+/** What the device's owner may be told of why its wakes wait, if they do (the `delivery` of `GET /api/push/registration`). */
 export function heldBackUntil(policy: WakePolicy, gate: DeviceGate, now: number): { readonly reason: HeldBack; readonly until: number } | null {
   if (gate.backoffUntil !== null && gate.backoffUntil > now) return { reason: 'backoff', until: gate.backoffUntil };
   if (!budgeted(policy, gate.transport) || !gate.hasPending) return null;

@@ -1,7 +1,7 @@
 /**
  * A stand-in for the FCM HTTP v1 endpoint (use its URL as FCM_ENDPOINT). Like Google it
  * answers 401 UNAUTHENTICATED to a bearer it does not accept and 404 to a wrong path; it
- * also answers 400 to any body that is not exactly the wake of contract §8 — and records
+ * also answers 400 to any body that is not exactly the wake of docs/design.md, Wakes on the wire — and records
  * why in `problems`. A well-formed wake gets 200 `{name}` unless answers were scripted:
  *
  *   fcm.script(fcmError('UNREGISTERED'), { status: 503, headers: { 'retry-after': '7' } });
@@ -59,7 +59,7 @@ export interface FakeFcmOptions {
   readonly knownTokensOnly?: boolean;
 }
 
-/** The wake of contract §8, and nothing else. */
+/** The wake (docs/design.md, Wakes on the wire), and nothing else. */
 const wakeSchema = z
   .object({
     message: z

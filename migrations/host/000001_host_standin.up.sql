@@ -1,4 +1,4 @@
--- Host stand-in (contract §4): the chat server's tables this service reads, as the dev stack
+-- Host stand-in (docs/design.md, Host tables): the chat server's tables this service reads, as the dev stack
 -- and the tests need them. Never applied in production, where the host owns these tables.
 -- Numbered below 000022 so that 000022 finds device_tokens (the host's migration 000010) to drop.
 

@@ -1,6 +1,6 @@
 /**
  * One phone of the demo: a simulated phone that, like the app, handles every wake as it
- * comes — drain, fetch what was drained (from the plaintext stand-in), decide per design §3
+ * comes — drain, fetch what was drained (from the plaintext stand-in), decide per docs/design.md, Recipients,
  * what to show — and prints it. Rounds wait until it has drained the messages it should get.
  */
 import type { DrainItem } from '../api-client.js';

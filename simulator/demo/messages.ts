@@ -1,6 +1,6 @@
 /**
  * The demo's messages. Each is published as the host publishes it — a JetStream message on
- * `channel.<id>.MESSAGE_CREATE` with `{id, channel_id, author_id, created_at}` (contract §7),
+ * `channel.<id>.MESSAGE_CREATE` with `{id, channel_id, author_id, created_at}` (docs/design.md, Message events),
  * nothing else. Its text goes only into `PlaintextStore`, a stand-in for what a phone would
  * fetch through the host's REST API and decrypt with its own keys: the push service never
  * holds plaintext, here as in production.

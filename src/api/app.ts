@@ -1,6 +1,6 @@
 /**
  * The api as a Koa app, built from its dependencies so tests need no fixed port: the device
- * endpoints (design §7, contract §5–6) behind authentication and the per-user rate limit,
+ * endpoints (docs/design.md, Device API and Authentication) behind authentication and the per-user rate limit,
  * plus the unauthenticated `/healthz`, `/readyz` and `/metrics`.
  */
 import Router from '@koa/router';
@@ -27,7 +27,7 @@ export interface ApiDeps {
   readonly pool: DatabasePool;
   readonly temporal: TemporalHandle;
   readonly log: Logger;
-  /** Per-user request limit; contract §6 by default, shared with other replicas through `pool`. */
+  /** Per-user request limit (default 50 requests/s), shared with other replicas through `pool`. */
   readonly rateLimit?: RateLimitOptions;
   /** The limit's state, when the caller closes it (startApi); else one is made here. */
   readonly rateLimiter?: SharedRateLimit;

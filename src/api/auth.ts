@@ -1,5 +1,5 @@
 /**
- * Device authentication (contract §5): `Authorization: Bearer <JWT>`, verified with the
+ * Device authentication (docs/design.md, Authentication): `Authorization: Bearer <JWT>`, verified with the
  * configured key, whose type pins the one accepted algorithm (no `none`, no HS/RS confusion).
  * `exp` is required; `sub` must be a decimal user id and `device_id` a sane device id; `iss` and
  * `aud` are checked when configured. Anything else is a 401 — the reason is not told to the

@@ -1,5 +1,5 @@
 /**
- * `DELETE /api/keys/devices/{device_id}` (contract §6): one of the caller's devices loses its
+ * `DELETE /api/keys/devices/{device_id}` (docs/design.md, Device API): one of the caller's devices loses its
  * key bundle, its sessions and its push registration in one statement — one transaction — so
  * nobody ever sees a device half revoked (e.g. still woken after its keys are gone).
  */

@@ -1,5 +1,5 @@
 /**
- * `POST /api/push/drain` (design §7): in one transaction, take every pending row of the
+ * `POST /api/push/drain` (docs/design.md, Device API): in one transaction, take every pending row of the
  * device (`DELETE … RETURNING`, so two concurrent drains never get the same row) and clear
  * its outstanding wake. Rows for channels the caller may no longer see — left the DM, lost
  * ViewChannel, channel gone — are deleted but not returned: a drain never reveals a channel.

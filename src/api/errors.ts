@@ -1,6 +1,6 @@
 /**
  * The api's one error tree. Handlers throw `ApiError`s; one middleware (app.ts) turns them into
- * the JSON of contract §6. Anything else is a bug: logged, answered with a generic 500.
+ * the error JSON (docs/design.md, Device API). Anything else is a bug: logged, answered with a generic 500.
  */
 export type ApiErrorCode =
   'invalid_request' | 'unauthorized' | 'not_found' | 'method_not_allowed' | 'payload_too_large' | 'unsupported_media_type' | 'rate_limited';

@@ -1,5 +1,5 @@
 /**
- * The api's per-user request limit (contract §6: 50 requests/s across the API), shared by
+ * The api's per-user request limit (50 requests/s across the API), shared by
  * every api replica through PostgreSQL without a database round trip per request.
  *
  * Time is cut into one-second windows. Per user and window, one row of `push_rate_limit`

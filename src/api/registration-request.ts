@@ -1,5 +1,5 @@
 /**
- * The body of `PUT /api/push/registration` (design §7), validated into what gets stored.
+ * The body of `PUT /api/push/registration` (docs/design.md, Device API), validated into what gets stored.
  * Unknown fields are ignored — in particular `user_id` / `device_id`: the device is the token's.
  *
  * docs/openapi.yaml states these rules as the `RegistrationRequest` schema; the patterns

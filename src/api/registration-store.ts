@@ -1,5 +1,5 @@
 /**
- * The `push_registrations` row of one device (design §2): one per (user, device), kept by an
+ * The `push_registrations` row of one device (docs/design.md, Registrations): one per (user, device), kept by an
  * upsert so its id — and with it the device's pending rows — survives a transport switch.
  */
 import { ForeignKeyIntegrityConstraintViolationError, sql } from 'slonik';

@@ -1,5 +1,5 @@
 /**
- * Rules for a UnifiedPush endpoint URL given at registration (design §7). The endpoint is
+ * Rules for a UnifiedPush endpoint URL given at registration (docs/design.md, Device API). The endpoint is
  * attacker-chosen: the sender re-checks the address it actually connects to, and this refuses
  * at the door what can already be seen to be wrong, so the device learns of it at once.
  *

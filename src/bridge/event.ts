@@ -1,5 +1,5 @@
 /**
- * MESSAGE_CREATE events (contract §7): subject `channel.<channel_id>.MESSAGE_CREATE`, body
+ * MESSAGE_CREATE events (docs/design.md, Message events): subject `channel.<channel_id>.MESSAGE_CREATE`, body
  * `{"id", "channel_id", "author_id", "created_at"}` (other fields ignored). Ids are decimal
  * snowflake strings — positive and within int8; `created_at` is RFC 3339. Anything else is
  * malformed: the bridge terminates it rather than let it be redelivered forever.

@@ -2,7 +2,7 @@
  * What the bridge does with one JetStream message: validate, record, signal, then settle it
  * with JetStream —
  *
- * - malformed (contract §7) → `term`: counted, logged with ids only, never redelivered;
+ * - malformed (docs/design.md, Message events) → `term`: counted, logged with ids only, never redelivered;
  * - channel unknown → `ack`: nobody to wake;
  * - recorded and every signal accepted → `ack`;
  * - anything failed → `nak` with a delay growing with the delivery count. The transaction

@@ -1,5 +1,5 @@
 /**
- * The bridge's NATS connection options (contract §3a): servers, one way of authenticating and
+ * The bridge's NATS connection options: servers, one way of authenticating and
  * TLS, from the configuration. A NATS server that refuses us for a certificate or credentials
  * problem says so in the error; `describeNatsFailure` turns that into one line.
  */

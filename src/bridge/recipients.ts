@@ -1,5 +1,5 @@
 /**
- * Who a message wakes (design §3), in SQL: the channel's viewers (contract §4) except the
+ * Who a message wakes (docs/design.md, Recipients), in SQL: the channel's viewers except the
  * author, minus anyone with a live mute on the channel or — for a server channel — its server.
  * src/permissions/reference.ts `messageRecipients` is the same rule in TypeScript.
  */

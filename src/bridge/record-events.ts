@@ -1,6 +1,6 @@
 /**
  * Records MESSAGE_CREATE events of one channel — one, or the several that were in flight
- * together — in one short transaction, each exactly once (contract §7):
+ * together — in one short transaction, each exactly once:
  *
  * 1. the channel must exist (`channels` also says whether it is a DM — never the event);
  * 2. the message ids go into the `push_processed_events` ledger; an id already there (a

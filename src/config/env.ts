@@ -1,14 +1,14 @@
 /**
  * The process environment as the configuration sees it: blank values are unset, and every
  * secret `X` may come from the file named by `X_FILE` instead (a Kubernetes Secret mount,
- * contract §3a). Setting both is an error; so is a file that cannot be read.
+ * docs/design.md, Production connections). Setting both is an error; so is a file that cannot be read.
  */
 import { readFileSync } from 'node:fs';
 import { ConfigError } from './errors.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
-/** The variables that may be given as `<NAME>_FILE` (contract §3a). */
+/** The variables that may be given as `<NAME>_FILE`. */
 export const secretVariables = [
   'DATABASE_URL',
   'JWT_SECRET',

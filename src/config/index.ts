@@ -1,5 +1,5 @@
 /**
- * The service configuration: every variable of contract §3 and §3a, validated once at start,
+ * The service configuration: every variable (docs/design.md, Configuration), validated once at start,
  * per process (processes.ts). This module is the only reader of `process.env` for the
  * services; everything else receives its process's configuration.
  *

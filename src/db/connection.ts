@@ -1,5 +1,5 @@
 /**
- * PostgreSQL connection settings from a libpq-style URL, TLS included (contract §3a):
+ * PostgreSQL connection settings from a libpq-style URL, TLS included:
  * `sslmode` (disable, require, verify-ca, verify-full), `sslrootcert` (a file, or `system`),
  * `sslcert` + `sslkey`, honoured as libpq does. slonik's own URL parser knows only three modes
  * and drops the certificate files, so the TLS parameters are taken off the URL here and handed

@@ -5,7 +5,7 @@ import { readMigrations, type Migration } from './migrate.js';
 
 /** This service's own migrations: what production applies. */
 export const serviceMigrationsDir = path.join(projectRoot, 'migrations');
-/** The host stand-in schema of contract §4: dev stack and tests only. */
+/** The host stand-in schema (docs/design.md, Host tables): dev stack and tests only. */
 export const hostStandInMigrationsDir = path.join(projectRoot, 'migrations', 'host');
 
 export function serviceMigrations(options: { withHostStandIn: boolean }): Migration[] {

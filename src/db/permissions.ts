@@ -1,5 +1,5 @@
 /**
- * Who may see a channel (contract §4), in SQL, set-based: the one implementation used by the
+ * Who may see a channel (docs/design.md, Recipients), in SQL, set-based: the one implementation used by the
  * bridge (recipients of a message) and by the drain (re-check before revealing a channel).
  * src/permissions/reference.ts states the same rules in TypeScript; a differential property
  * test over random servers holds the two equal.

@@ -1,4 +1,4 @@
-/** The permission bits this service needs (contract §4, Discord's numbering). */
+/** The permission bits this service needs (docs/design.md, Recipients; Discord's numbering). */
 export const ADMINISTRATOR = 1n << 3n;
 export const VIEW_CHANNEL = 1n << 10n;
 

@@ -1,5 +1,5 @@
 /**
- * The host tables of contract §4 that decide who sees a channel, as plain rows. Ids are
+ * The host tables (docs/design.md, Host tables) that decide who sees a channel, as plain rows. Ids are
  * decimal strings (as slonik returns `int8`), permission masks signed 64-bit bigints (as
  * PostgreSQL stores them). The pure reference reads this; test fixtures write it.
  */

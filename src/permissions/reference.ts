@@ -1,6 +1,6 @@
 /**
- * The reference for who may see a channel and who a message wakes (contract §4, design §3),
- * written the way the contract states it, one step per line, over plain rows. Production
+ * The reference for who may see a channel and who a message wakes (docs/design.md, Host tables and Recipients),
+ * written the way docs/design.md states it, one step per line, over plain rows. Production
  * resolves the same thing in SQL (src/db/permissions.ts, src/bridge/recipients.ts); a
  * differential property test holds the two equal. Nothing here is on a hot path: clarity
  * over speed.
@@ -74,7 +74,7 @@ export interface MessageRef {
   readonly authorId: string;
 }
 
-/** Who a message wakes (design §3): the channel's viewers except the author, minus live mutes. */
+/** Who a message wakes (docs/design.md, Recipients): the channel's viewers except the author, minus live mutes. */
 export function messageRecipients(data: HostData, message: MessageRef, now: Date): Set<string> {
   const channel = data.channels.find((c) => c.id === message.channelId);
   if (channel === undefined) return new Set();

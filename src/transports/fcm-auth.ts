@@ -3,7 +3,7 @@
  * Google's token endpoint takes it. An RS256 assertion — issued by the account's email, for
  * the key file's `token_uri` as audience, scope firebase.messaging, valid one hour, `kid` the
  * key's id — is posted as `grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer` to that
- * `token_uri` (contract §3: the key file says where, so a stand-in or a private endpoint
+ * `token_uri` (the key file says where, so a stand-in or a private endpoint
  * works as Google does). The token is cached and fetched again five minutes before it
  * expires, one request at a time for every send; a 401 from FCM drops it.
  *

@@ -1,6 +1,6 @@
 /**
  * FCM HTTP v1: `POST {FCM_ENDPOINT}/v1/projects/{project}/messages:send` with the OAuth
- * bearer of the service account and exactly the body of contract §8 — a data-only wake,
+ * bearer of the service account and exactly the body of docs/design.md, Wakes on the wire — a data-only wake,
  * `collapse_key: "wake"` and a one-hour TTL, so a phone coming back online gets one wake.
  *
  * Errors are classified by the table of fcm-errors.ts. A 401 means our access token went
@@ -31,7 +31,7 @@ export interface FcmOptions {
 
 const wakeData = JSON.parse(wakePayload) as Record<string, string>;
 
-/** The request body of contract §8, byte for byte. */
+/** The request body, byte for byte (docs/design.md, Wakes on the wire). */
 export function fcmMessage(token: string, priority: WakePriority): string {
   return JSON.stringify({
     message: {

@@ -31,7 +31,7 @@ import type { WakePriority } from '../domain.js';
 export type { RegistrationForSend, SendOutcome, PushSender, WakeOutcome, WakeSender } from './types.js';
 
 export interface TransportOptions {
-  /** Total time for one UnifiedPush request (design §7: 10 s). */
+  /** Total time for one UnifiedPush request (10 s: an attacker-chosen endpoint must not hold a send). */
   readonly unifiedPushDeadlineMs?: number;
   /** Total time for one FCM request, and for one OAuth token request. */
   readonly fcmDeadlineMs?: number;

@@ -1,5 +1,5 @@
 /**
- * The outage detector (issue 12): tells an endpoint's own failure from an outage that is not
+ * The outage detector: tells an endpoint's own failure from an outage that is not
  * the device's doing, per origin — FCM (one origin), its OAuth token endpoint, and every
  * UnifiedPush origin (scheme://host:port of the endpoint URL).
  *
@@ -12,7 +12,7 @@
  * - **the end of an outage**: the origin's last two results, from distinct registrations, were
  *   delivered (or the window holds more deliveries than failures); or no result at all came
  *   for `quietMs`. `onExit` is told either way: the devices deferred by the outage are woken.
- * - **counted toward the ten** (design §2): a failure the endpoint answered (`endpoint`) while
+ * - **counted toward the ten** (docs/design.md, Pruning): a failure the endpoint answered (`endpoint`) while
  *   its origin is not in outage — for FCM only while FCM delivered to another registration
  *   within `evidenceMs` (positive evidence that FCM works and the token does not); a failure
  *   without an answer (`network`) for UnifiedPush only when another registration was
@@ -20,7 +20,7 @@
  *   the request left (`token-endpoint`) or a bug of ours (`internal`) never.
  *
  * Pure and in memory; time is passed in (the workflow's clock, like every coalescing decision).
- * Replicas share their windows through PostgreSQL (outage-sync.ts): `summaries` is what this
+ * Replicas share their windows through PostgreSQL (src/worker/transport-health.ts): `summaries` is what this
  * worker publishes, `setRemote` what the others published.
  */
 import type { FailureBlame } from './types.js';

@@ -47,7 +47,7 @@ export interface PushSender {
   send(registration: RegistrationForSend, priority: WakePriority): Promise<SendOutcome>;
 }
 
-/** The constant wake (design §1). Its size never varies. */
+/** The constant wake: it names nobody and nothing, and its size never varies. */
 export const wakePayload = '{"v":"1","t":"wake"}';
 
 /**
@@ -55,7 +55,7 @@ export const wakePayload = '{"v":"1","t":"wake"}';
  * detector (transports/index.ts). `retry` is every wake that did not go through and may later:
  * `cause` says whether it was sent and failed, was rate-limited, or was held back unsent
  * because its origin is in outage; `counts` whether the failure counts toward the ten of
- * design §2; `outage` names the origin (`<provider> <origin>`) when it is in outage, so that
+ * docs/design.md, Pruning; `outage` names the origin (`<provider> <origin>`) when it is in outage, so that
  * the outage's end wakes the device. Reasons are fixed texts (no token, no URL).
  */
 export type WakeOutcome =

@@ -57,7 +57,7 @@ export function createUnifiedPushSender(options: UnifiedPushOptions): PushSender
       } catch (error) {
         const failure = describeFailure(error);
         // An IP literal the policy refuses can never become acceptable; a name may resolve
-        // elsewhere tomorrow, and ten transient failures prune it anyway (design §2) — its
+        // elsewhere tomorrow, and ten transient failures prune it anyway — its
         // DNS is the endpoint's own doing, so it is the endpoint's failure.
         if (failure.forbidden !== undefined) {
           return failure.forbidden.literal
@@ -83,7 +83,7 @@ function wakeMessage(registration: RegistrationForSend, priority: WakePriority):
  * What a push service's answer means (RFC 8030 §5–§8; ntfy, NextPush, Sunup behave alike).
  * 429 is the service rate-limiting this endpoint (the UnifiedPush server spec: honour it per
  * endpoint): a back-off, never a failure. Anything else that is neither success nor "gone" is
- * the endpoint's transient failure: ten in a row prune the registration (design §2) unless the
+ * the endpoint's transient failure: ten in a row prune the registration unless the
  * outage detector finds the whole origin failing.
  */
 export function outcomeForStatus(status: number, retryAfterMs: number | undefined): SendOutcome {

@@ -37,7 +37,7 @@ afterAll(async () => {
 
 interface Secured {
   readonly server: NatsServer;
-  /** The bridge's variables for it (contract §3a). */
+  /** The bridge's variables for it. */
   readonly env: Record<string, string>;
   /** The same credentials for this test's own publisher. */
   readonly client: Partial<ConnectionOptions>;

@@ -30,7 +30,7 @@ import { variablesRead } from '../../src/config/index.js';
 
 type Process = 'api' | 'worker' | 'bridge' | 'migrate';
 
-/** Contract §3a: the secrets, each also readable from `<NAME>_FILE` — in the chart, always as a file. */
+/** The secrets (docs/design.md, Production connections), each also readable from `<NAME>_FILE` — in the chart, always as a file. */
 const secretVariables: readonly string[] = secrets;
 const asFile = (names: readonly string[]) => names.map((n) => (secretVariables.includes(n) ? `${n}_FILE` : n));
 
@@ -42,7 +42,7 @@ const reads: Record<Process, readonly string[]> = {
   migrate: asFile(variablesRead('migrate')),
 };
 
-/** Every variable of contract §3 and §3a a process reads (secrets as their `_FILE` form), and the listeners' ports. */
+/** Every configuration variable a process reads (secrets as their `_FILE` form), and the listeners' ports. */
 const contractVariables = [...new Set(Object.values(reads).flat())];
 
 let home: string;
@@ -343,7 +343,7 @@ describe('each process gets its own settings and secrets, and nothing of another
     expect(sorted(v.migrate.secrets)).toEqual(['push-zippchat-push-database']);
   });
 
-  it('every variable of contract §3 and §3a can be set from values', () => {
+  it('every configuration variable can be set from values', () => {
     const all = new Set<string>();
     for (const set of Object.keys(valuesSets) as ValuesSet[])
       for (const view of Object.values(views(set))) for (const name of Object.keys(view.env)) all.add(name);

@@ -1,5 +1,5 @@
 /**
- * The host world of a fault scenario, seeded into the host tables (contract §4): users with
+ * The host world of a fault scenario, seeded into the host tables: users with
  * one device each and a live session, two overlapping servers whose @everyone role may view
  * every channel, two text channels each, a few DMs and a group DM. Who receives a message is
  * therefore simply "every member of the channel but its author" — the permission rules have

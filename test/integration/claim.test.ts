@@ -1,5 +1,5 @@
 /**
- * The claim (design §4: "a single conditional UPDATE … RETURNING") against real PostgreSQL:
+ * The claim (one conditional UPDATE … RETURNING) against real PostgreSQL:
  * at most one outstanding wake, the minimum interval, the re-wake, priority, idempotent
  * retries, concurrent claimers, the back-off, the FCM budget (issue 19) shared by replicas,
  * and a claim racing a drain (issue 13.6).

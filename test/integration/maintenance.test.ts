@@ -1,6 +1,6 @@
 /**
  * The `push-maintenance` Schedule on the Temporal dev server (the time-skipping server runs no
- * Schedules): one triggered run prunes exactly what design §2 says, ends exactly those
+ * Schedules): one triggered run prunes exactly what docs/design.md, Pruning, says, ends exactly those
  * workflows, wakes the stranded device, and touches nothing else; a second run changes nothing.
  */
 import type { Client } from '@temporalio/client';

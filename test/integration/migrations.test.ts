@@ -1,5 +1,5 @@
 /**
- * Migrations: 000022 exactly as design §2, up → down → up, idempotent, and safe when several
+ * Migrations: 000022 exactly as docs/design.md, Registrations, up → down → up, idempotent, and safe when several
  * replicas run them at once.
  */
 import { sql } from 'slonik';
@@ -34,7 +34,7 @@ async function columns(database: TestDatabase, table: string): Promise<Record<st
 }
 
 describe('migrations', () => {
-  it('000022 creates push_registrations and push_pending as design §2 and drops device_tokens', async () => {
+  it('000022 creates push_registrations and push_pending as designed and drops device_tokens', async () => {
     db = await freshDatabase({ migrated: false });
     await migrateUp(
       db.url,

@@ -1,5 +1,5 @@
 /**
- * Seeds the host tables of contract §4 (users, servers, roles, channels, members, overwrites,
+ * Seeds the host tables (users, servers, roles, channels, members, overwrites,
  * mutes) and push registrations into a test database.
  *
  *   const host = hostFixtures(db.pool);

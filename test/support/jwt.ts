@@ -1,5 +1,5 @@
 /**
- * Device JWTs for tests, as the host chat server issues them (contract §5): `sub` = user id,
+ * Device JWTs for tests, as the host chat server issues them: `sub` = user id,
  * `device_id`, `exp`. `signDeviceToken` makes a good one; `signClaims` and `unsignedToken`
  * make exactly the claims and header you give, for forged-token tests.
  *

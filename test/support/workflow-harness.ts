@@ -54,7 +54,7 @@ export interface HarnessOptions {
   readonly fcm?: boolean;
   /** With `fcm`: false starts the worker without the FCM variables (`restartWorker(h.google.env)` adds them). */
   readonly fcmConfigured?: boolean;
-  /** More worker configuration (contract §3 variables), e.g. the FCM budget. */
+  /** More worker configuration variables, e.g. the FCM budget. */
   readonly env?: Readonly<Record<string, string>>;
 }
 

@@ -1,5 +1,5 @@
 /**
- * Contract §3a: the settings that reach production services — secrets as files, Temporal TLS,
+ * docs/design.md, Production connections: the settings that reach production services — secrets as files, Temporal TLS,
  * mTLS and API key, NATS credentials and TLS, PostgreSQL TLS in DATABASE_URL — each checked at
  * start with one line naming the variable, never quoting a secret.
  */

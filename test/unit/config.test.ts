@@ -30,7 +30,7 @@ function failure(env: Record<string, string>, role: Role = 'api'): ConfigError {
 }
 
 describe('loadConfig', () => {
-  it('applies the defaults of contract §3', () => {
+  it('applies the documented defaults', () => {
     const config = loadConfig('api', base);
     expect(config.temporal).toEqual({ address: '127.0.0.1:7233', namespace: 'default', taskQueue: 'push-wakes' });
     expect(config.http).toEqual({ host: '127.0.0.1', port: 8080 });

@@ -1,4 +1,4 @@
-/** `make up` / `make dev`: the caller's environment wins, the stack's defaults fill the rest (contract §2). */
+/** `make up` / `make dev`: the caller's environment wins, the stack's defaults fill the rest. */
 import { describe, expect, it } from 'vitest';
 import { variablesRead } from '../../src/config/index.js';
 import { assembleStackEnvironment, describeStackEnvironment, type StackDefaults } from '../../devstack/environment.js';
@@ -72,7 +72,7 @@ describe('the stack environment', () => {
     const apiOnly = assembleStackEnvironment({ FCM_PROJECT_ID: 'my-firebase' }, defaults);
     expect(apiOnly.fcmStandIn).toBe(false);
     expect(apiOnly.env).not.toHaveProperty('FCM_CREDENTIALS_JSON');
-    // The key as a file (contract §3a).
+    // The key as a file (`X_FILE`).
     const fromFile = assembleStackEnvironment({ FCM_PROJECT_ID: 'my-firebase', FCM_CREDENTIALS_JSON_FILE: '/run/secrets/fcm.json' }, defaults);
     expect(fromFile.env).toMatchObject({ FCM_PROJECT_ID: 'my-firebase', FCM_CREDENTIALS_JSON_FILE: '/run/secrets/fcm.json' });
     expect(fromFile.env).not.toHaveProperty('FCM_CREDENTIALS_JSON');

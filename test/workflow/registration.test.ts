@@ -1,5 +1,5 @@
 /**
- * The registration workflow's rules (design §4), one test per rule, on the time-skipping test
+ * The registration workflow's rules (docs/design.md, Wakes), one test per rule, on the time-skipping test
  * server with the real claim SQL on PostgreSQL and real wakes to a fake distributor.
  */
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';

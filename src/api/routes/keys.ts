@@ -1,4 +1,4 @@
-/** Device revocation (contract §6): `DELETE /api/keys/devices/{device_id}`, the caller's own devices only. */
+/** Device revocation: `DELETE /api/keys/devices/{device_id}`, the caller's own devices only. */
 import Router from '@koa/router';
 import type { AuthenticatedState } from '../auth.js';
 import type { RouteDeps } from '../context.js';

@@ -1,4 +1,4 @@
-/** The device endpoints of design §7: `/api/push/config`, `/registration`, `/drain`. */
+/** The device endpoints (docs/design.md, Device API): `/api/push/config`, `/registration`, `/drain`. */
 import Router from '@koa/router';
 import type Koa from 'koa';
 import type { AuthenticatedState } from '../auth.js';

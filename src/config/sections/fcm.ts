@@ -1,5 +1,5 @@
 /**
- * FCM (contract §3, design §9). The api only says whether FCM is offered: FCM_PROJECT_ID set.
+ * FCM (docs/design.md, Configuration). The api only says whether FCM is offered: FCM_PROJECT_ID set.
  * The worker sends: it needs the project and the service account together — a worker given
  * one without the other, or a key of another project, refuses to start (an FCM half-configured
  * would otherwise fail every wake while the api keeps offering FCM).
@@ -14,7 +14,7 @@ export interface FcmCredentials {
   readonly clientEmail: string;
   readonly privateKey: string;
   readonly privateKeyId: string | undefined;
-  /** Where the OAuth token is fetched: the key file's `token_uri` (contract §3). */
+  /** Where the OAuth token is fetched: the key file's `token_uri`. */
   readonly tokenUri: string;
 }
 

@@ -1,4 +1,4 @@
-/** The key that verifies device JWTs (api only, contract §5): it pins the algorithm. */
+/** The key that verifies device JWTs (api only, docs/design.md, Authentication): it pins the algorithm. */
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { ConfigError } from '../errors.js';
 import { section } from '../section.js';

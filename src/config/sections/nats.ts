@@ -1,5 +1,5 @@
 /**
- * NATS (contract §3 and §3a): the servers, one way of authenticating (a `.creds` file, user and
+ * NATS (docs/design.md, Configuration): the servers, one way of authenticating (a `.creds` file, user and
  * password, or a token) and TLS (a CA file makes TLS required; a client certificate for
  * servers that verify clients). Files are read and checked at start.
  */

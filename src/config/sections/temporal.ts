@@ -1,5 +1,5 @@
 /**
- * The Temporal frontend (contract §3 and §3a): address, namespace, task queue, and how to
+ * The Temporal frontend (docs/design.md, Configuration): address, namespace, task queue, and how to
  * reach a secured cluster or Temporal Cloud — TLS (system roots or a CA file), mTLS (a client
  * certificate) and/or an API key sent as a bearer token (TLS required).
  */

@@ -1,5 +1,5 @@
 /**
- * UnifiedPush (contract §3): which endpoints the api accepts and the worker posts to, and the
+ * UnifiedPush (docs/design.md, Configuration): which endpoints the api accepts and the worker posts to, and the
  * optional RFC 8292 VAPID key (the worker signs with it; the api publishes its public half).
  */
 import { createECDH } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * Just enough of the host's tables (contract §4) for the api tests: users, DMs, servers and
+ * Just enough of the host's tables for the api tests: users, DMs, servers and
  * their channels, sessions and key bundles, pending rows — plus a snapshot of every table the
  * api can write, to prove that a refused request changed nothing.
  */

@@ -1,6 +1,6 @@
 /**
  * `GET /api/push/config` and `PUT|GET|DELETE /api/push/registration` on real PostgreSQL and
- * Temporal: every validation rule of design §7 as a table (each refusal a 4xx that changes no
+ * Temporal: every validation rule of the device API as a table (each refusal a 4xx that changes no
  * row), and what a stored registration means — one row per device, created_at kept or
  * restarted, pending rows surviving a transport switch, the device's workflow started.
  */
@@ -105,7 +105,7 @@ describe('GET /api/push/config', () => {
   });
 });
 
-describe('PUT /api/push/registration: validation (design §7)', () => {
+describe('PUT /api/push/registration: validation', () => {
   const device = 'matrix-phone';
   let before: string;
 

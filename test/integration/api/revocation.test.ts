@@ -1,5 +1,5 @@
 /**
- * `DELETE /api/keys/devices/{device_id}` (contract §6): a device's key bundle, sessions and
+ * `DELETE /api/keys/devices/{device_id}`: a device's key bundle, sessions and
  * push registration go together, in one transaction, and its workflow is told to stop.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

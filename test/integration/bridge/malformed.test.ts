@@ -1,5 +1,5 @@
 /**
- * Events the bridge must not act on (contract §7): malformed ones are counted, logged with
+ * Events the bridge must not act on: malformed ones are counted, logged with
  * ids only, terminated (never redelivered) and wake no one; events for unknown channels are
  * acknowledged. Neither holds up the events behind them.
  */

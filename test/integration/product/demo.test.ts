@@ -1,7 +1,7 @@
 /**
  * The live demonstration of `make dev`, run against the real api, worker (FCM through the
  * local stand-in) and bridge: it must show what it claims — each phone woken, draining
- * exactly its messages, showing what design §3's table says, and the denied and the muted
+ * exactly its messages, showing what the table of docs/design.md, Recipients, says, and the denied and the muted
  * member getting nothing at all.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

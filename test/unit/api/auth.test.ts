@@ -1,5 +1,5 @@
 /**
- * Device JWT verification (contract §5) against every configured key type, and the forged
+ * Device JWT verification against every configured key type, and the forged
  * tokens a verifier must refuse.
  */
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';

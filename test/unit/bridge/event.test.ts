@@ -6,7 +6,7 @@ const encode = (value: unknown) => new TextEncoder().encode(typeof value === 'st
 const valid = { id: '1310000000000000001', channel_id: '42', author_id: '7', created_at: '2026-10-15T12:00:00.123Z' };
 const parse = (body: unknown, subject = 'channel.42.MESSAGE_CREATE') => parseMessageEvent(subject, encode(body));
 
-describe('MESSAGE_CREATE events (contract §7)', () => {
+describe('MESSAGE_CREATE events', () => {
   it('a valid event yields its ids and time; other fields are ignored', () => {
     expect(parse({ ...valid, content: 'ignored', nonce: 3 })).toEqual({
       ok: true,

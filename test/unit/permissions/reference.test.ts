@@ -1,5 +1,5 @@
 /**
- * The reference permission algorithm on the cases contract §4 and design §3 document. Each
+ * The reference permission algorithm on the cases of docs/design.md, Recipients. Each
  * world is one server (id S, @everyone role id S) owned by `owner`, with one text channel C.
  */
 import { describe, expect, it } from 'vitest';
@@ -63,7 +63,7 @@ const allow = (targetType: 'role' | 'member', targetId: string, bits = VIEW_CHAN
   deny: 0n,
 });
 
-describe('VIEW_CHANNEL in a server channel (contract §4)', () => {
+describe('VIEW_CHANNEL in a server channel', () => {
   it('@everyone holding VIEW_CHANNEL lets every member see the channel', () => {
     expect(viewers(world())).toEqual([owner, alice, bob].sort());
   });
@@ -176,7 +176,7 @@ describe('VIEW_CHANNEL in a server channel (contract §4)', () => {
   });
 });
 
-describe('who a message wakes (design §3)', () => {
+describe('who a message wakes', () => {
   const liveMute = (userId: string, scopeType: 'server' | 'channel', scopeId: string, muteUntil: Date | null = null): NotificationSettingRow => ({
     userId,
     scopeType,

@@ -1,6 +1,6 @@
 /**
  * The dev stack's local FCM, driven by the production FCM transport (OAuth from the key file's
- * token_uri, the contract §8 body): a token it minted is delivered and reaches the simulated
+ * token_uri, the exact wake body): a token it minted is delivered and reaches the simulated
  * phone's inbox; a token it never minted is UNREGISTERED, so the instance prunes it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-/** Design §3's decision table, as the simulated phone applies it after decrypting. */
+/** The decision table of docs/design.md, Recipients, as the simulated phone applies it after decrypting. */
 import { describe, expect, it } from 'vitest';
 import { decide, mentions } from '../../../simulator/notification.js';
 

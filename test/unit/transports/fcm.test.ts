@@ -34,7 +34,7 @@ async function world(options: TransportOptions = {}, authorize?: (bearer: string
 }
 
 describe('FCM on the wire', () => {
-  it('posts exactly the wake of contract §8 with a bearer from the key file token_uri', async () => {
+  it('posts exactly the designed wake with a bearer from the key file token_uri', async () => {
     const { oauth, fcm, transport } = await world();
     const token = fakeFcmToken();
 

@@ -187,7 +187,7 @@ Each Secret is mounted with only the keys that process reads, under
 {{- end -}}
 
 {{/*
-The environment of one process: its settings (contract §3, §3a) and the paths of its Secret
+The environment of one process: its settings and the paths of its Secret
 files. Nothing another process reads.
 */}}
 {{- define "zippchat-push.env" -}}
