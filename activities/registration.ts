@@ -37,8 +37,20 @@ export const maxConsecutiveFailures = 10;
  */
 export const backoffBaseMs = { failed: 10_000, 'rate-limited': 60_000, outage: 30_000 } as const;
 
-/** A `config-error` keeps its activity failing, retried this often, until a worker can send. */
+/**
+ * A `config-error` (our configuration cannot send to the transport) releases the claim with a
+ * back-off that starts here and doubles up to `misconfiguredMaxMs`: a device waiting for the
+ * operator costs a bounded number of history events a day (and its run continues as new after
+ * enough claims), never a retry loop that grows one run without end. A worker that starts with
+ * the transport configured ends these back-offs at once (src/worker/transport-health.ts).
+ */
 export const misconfiguredRetryMs = 5 * 60_000;
+export const misconfiguredMaxMs = 60 * 60_000;
+
+/** The `backoff_origin` of wakes held back by our configuration of `transport`. */
+export function misconfiguredOrigin(transport: TransportName): string {
+  return `misconfigured ${transport}`;
+}
 
 export interface RegistrationActivityDeps {
   readonly pool: DatabasePool;
@@ -297,75 +309,77 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
         log.info({ ...ids, reason: outcome.reason }, 'registration pruned: the transport says the token is dead');
         return { outcome: 'dead', reason: outcome.reason };
       case 'config-error':
-        return misconfigured(ids, outcome.reason);
+        return misconfigured(registration, ids, outcome.reason, row.backoff_count, now);
       case 'retry':
-        return deferWake(registration, ids, outcome, row.backoff_count, now);
+        return deferWake(registration, ids, retryDeferral(outcome, row.backoff_count, rewakeAfterMs), now);
     }
   }
 
   /**
    * A wake that did not go through: in one UPDATE guarded by the unchanged token, release the
    * claim (no wake outstanding), set the back-off every path respects (the claim refuses before
-   * `backoff_until`), count the failure when it is the endpoint's own, and give back the FCM
-   * budget the claim spent (FCM did not take the wake). The tenth counted failure prunes.
+   * `backoff_until`) with its cause and origin, count the failure when it is the endpoint's own,
+   * and give back the FCM budget the claim spent (FCM did not take the wake). The tenth counted
+   * failure prunes.
    */
-  async function deferWake(
-    registration: RegistrationForSend,
-    ids: Record<string, string>,
-    outcome: Extract<WakeOutcome, { kind: 'retry' }>,
-    backoffCount: number,
-    now: number,
-  ): Promise<SendResult> {
-    const until = now + backoffDelayMs(outcome, backoffCount, rewakeAfterMs);
+  async function deferWake(registration: RegistrationForSend, ids: Record<string, string>, deferral: Deferral, now: number): Promise<SendResult> {
+    const until = now + deferral.delayMs;
     const failures = await pool.maybeOneFirst(sql.type(z.object({ failures: z.number() }))`
       UPDATE push_registrations SET
         wake_outstanding = false,
         backoff_until = ${new Date(until).toISOString()}::timestamptz,
         backoff_count = backoff_count + 1,
-        backoff_reason = ${outcome.reason},
-        backoff_cause = ${backoffCause(outcome)},
-        backoff_origin = ${outcome.outage ?? null},
-        failures = failures + ${outcome.counts ? 1 : 0},
+        backoff_reason = ${deferral.reason},
+        backoff_cause = ${deferral.cause},
+        backoff_origin = ${deferral.origin ?? null},
+        failures = failures + ${deferral.counts ? 1 : 0},
         fcm_budget_tat = CASE WHEN transport = 'fcm' AND ${fcmBudget.burst > 0} THEN fcm_budget_tat - ${fcmBudget.refillMs} * interval '1 millisecond'
                               ELSE fcm_budget_tat END
       WHERE id = ${registration.id} AND token = ${registration.token}
       RETURNING failures`);
     if (failures === null) return { outcome: 'gone' };
-    if (outcome.cause === 'rate-limited') rateLimitBackoffs.inc({ transport: registration.transport });
+    if (deferral.cause === 'rate_limited') rateLimitBackoffs.inc({ transport: registration.transport });
     if (failures >= maxConsecutiveFailures) {
       await deleteIfUnchanged(registration);
       prunes.inc({ reason: 'transient_failures' });
-      log.info({ ...ids, failures, reason: outcome.reason }, 'registration pruned: too many consecutive failures of its endpoint');
-      return { outcome: 'dead', reason: `${failures} consecutive failures of the endpoint (last: ${outcome.reason})` };
+      log.info({ ...ids, failures, reason: deferral.reason }, 'registration pruned: too many consecutive failures of its endpoint');
+      return { outcome: 'dead', reason: `${failures} consecutive failures of the endpoint (last: ${deferral.reason})` };
     }
-    const level = outcome.cause === 'outage' ? 'debug' : 'info';
-    log[level](
-      { ...ids, cause: outcome.cause, counted: outcome.counts, failures, reason: outcome.reason, until: new Date(until).toISOString() },
-      'wake not delivered; backing off',
-    );
-    return { outcome: 'deferred', reason: outcome.reason, until };
+    if (deferral.cause !== 'misconfigured') {
+      const level = deferral.cause === 'outage' ? 'debug' : 'info';
+      log[level](
+        { ...ids, cause: deferral.cause, counted: deferral.counts, failures, reason: deferral.reason, until: new Date(until).toISOString() },
+        'wake not delivered; backing off',
+      );
+    }
+    return { outcome: 'deferred', reason: deferral.reason, until };
   }
 
   /**
    * Our configuration is wrong (FCM disabled or refused, the prune breaker open): never the
-   * device's fault, and never silently consumed. The activity fails, visibly, and Temporal
-   * retries it every few minutes; the claim stays, so the wake goes out once a worker can
-   * send it. One log line per reason and minute at most (the metric counts every one).
+   * device's fault, never counted against it, and never silently consumed. The wake is
+   * deferred like any other (the claim released, a back-off of cause `misconfigured` whose
+   * origin the worker that is fixed ends at start), and an alert line says so: one per reason
+   * and minute at most (the metric counts every one).
    */
-  function misconfigured(ids: Record<string, string>, reason: string): never {
+  async function misconfigured(
+    registration: RegistrationForSend,
+    ids: Record<string, string>,
+    reason: string,
+    backoffCount: number,
+    now: number,
+  ): Promise<SendResult> {
     const last = configErrorLogged.get(reason) ?? -Infinity;
     if (Date.now() - last >= 60_000) {
       configErrorLogged.set(reason, Date.now());
       log.error(
         { ...ids, alert: 'transport-misconfigured', reason },
-        'wake not sent: configuration problem on our side (retried every few minutes until fixed)',
+        'wake not sent: configuration problem on our side (held back until it is fixed)',
       );
     }
-    throw ApplicationFailure.create({
-      type: 'TransportMisconfigured',
-      message: `wake not sent, configuration problem on our side: ${reason}`,
-      nextRetryDelay: misconfiguredRetryMs,
-    });
+    const delayMs = Math.min(misconfiguredMaxMs, misconfiguredRetryMs * 2 ** Math.min(backoffCount, 20));
+    const origin = misconfiguredOrigin(registration.transport);
+    return deferWake(registration, ids, { reason, cause: 'misconfigured', delayMs, counts: false, origin }, now);
   }
 
   /** After a delivery: failures and back-off start again. Best effort; a miss is reset by the next delivery. */
@@ -387,10 +401,29 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
   return { claimWake, sendWake };
 }
 
-/** What the device is told holds its wakes back after this outcome. */
-export function backoffCause(outcome: Extract<WakeOutcome, { kind: 'retry' }>): BackoffCause {
-  if (outcome.outage !== undefined || outcome.cause === 'outage') return 'outage';
-  return outcome.cause === 'rate-limited' ? 'rate_limited' : 'failing';
+/** A wake that did not go through, as `deferWake` records it. */
+interface Deferral {
+  readonly reason: string;
+  /** What the device is told holds its wakes back. */
+  readonly cause: BackoffCause;
+  readonly delayMs: number;
+  /** The failure counts toward the ten that prune. */
+  readonly counts: boolean;
+  /** The origin whose recovery ends the back-off early (an outage, our configuration). */
+  readonly origin?: string;
+}
+
+/** The deferral of a transport's `retry`. */
+export function retryDeferral(outcome: Extract<WakeOutcome, { kind: 'retry' }>, backoffCount: number, capMs: number): Deferral {
+  const cause: BackoffCause =
+    outcome.outage !== undefined || outcome.cause === 'outage' ? 'outage' : outcome.cause === 'rate-limited' ? 'rate_limited' : 'failing';
+  return {
+    reason: outcome.reason,
+    cause,
+    delayMs: backoffDelayMs(outcome, backoffCount, capMs),
+    counts: outcome.counts,
+    ...(outcome.outage === undefined ? {} : { origin: outcome.outage }),
+  };
 }
 
 /** The wait before the next attempt (see `backoffBaseMs`). */

@@ -45,10 +45,10 @@ export interface RegistrationWorkflowResult {
 /** Database errors: retry soon, for as long as it takes (the claim is idempotent). */
 const claimRetry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' } as const;
 /**
- * What still fails the send activity: unexpected errors (PostgreSQL down) and our own
- * misconfiguration (`TransportMisconfigured`, retried every few minutes via `nextRetryDelay`
- * until a worker can send). A wake the provider did not take is not a failure of the activity:
- * it returns `deferred` and the claim refuses until its back-off is over.
+ * What still fails the send activity: unexpected errors (PostgreSQL down). A wake the provider
+ * did not take, or our configuration could not send, is not a failure of the activity: it
+ * returns `deferred` and the claim refuses until its back-off is over. (Workers before that
+ * failed it with `TransportMisconfigured`; such a retry ends in `deferred` on today's worker.)
  */
 const sendRetry = { initialInterval: '10s', backoffCoefficient: 2, maximumInterval: '10m' } as const;
 

@@ -26,7 +26,7 @@ import { createGuardedAgent, type Resolve } from './safe-http.js';
 import type { RegistrationForSend, PushSender, WakeOutcome, WakeSender } from './types.js';
 import { createUnifiedPushSender } from './unifiedpush.js';
 import { createVapidSigner } from './vapid.js';
-import type { WakePriority } from '../domain.js';
+import type { TransportName, WakePriority } from '../domain.js';
 
 export type { RegistrationForSend, SendOutcome, PushSender, WakeOutcome, WakeSender } from './types.js';
 
@@ -50,6 +50,8 @@ export interface Transports extends WakeSender {
   readonly fcm: PushSender;
   readonly unifiedpush: PushSender;
   readonly detector: OutageDetector;
+  /** The transports this worker can send with (FCM only with credentials). */
+  readonly configured: readonly TransportName[];
   forRegistration(registration: RegistrationForSend): PushSender;
   /** Called when an origin's outage ends (the worker wakes the devices it deferred). */
   onOutageEnd(listener: (key: OriginKey) => void): void;
@@ -106,6 +108,7 @@ export function createTransports(config: TransportConfig, log: Logger, options: 
   return {
     ...observed,
     detector,
+    configured: keys.fcm === undefined ? ['unifiedpush'] : ['unifiedpush', 'fcm'],
     forRegistration: (registration) => observed[registration.transport],
     send: (registration, priority, now) => {
       latest = Math.max(latest, now);

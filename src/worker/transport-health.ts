@@ -10,13 +10,16 @@
  *   the outage, so nobody waits for the growing back-offs of the others;
  * - **recover**: when an outage ends, every device it held back (`backoff_origin`) gets its
  *   back-off cleared and, if rows are pending, a `pending` signal — in pages, at once, rather
- *   than at its own back-off or the 15-minute re-wake.
+ *   than at its own back-off or the 15-minute re-wake. The same at start for the wakes our
+ *   configuration held back (`misconfigured <transport>`) of every transport this worker can
+ *   send with.
  */
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import type { Client } from '@temporalio/client';
 import { sql } from 'slonik';
 import { z } from 'zod';
+import { misconfiguredOrigin } from '../../activities/registration.js';
 import { announcePending } from '../../temporal/registration-workflows.js';
 import type { DatabasePool } from '../db/pool.js';
 import type { Logger } from '../log.js';
@@ -27,7 +30,7 @@ import { errorSummary } from '../error-summary.js';
 
 export interface TransportHealthOptions {
   readonly pool: DatabasePool;
-  readonly transports: Pick<Transports, 'detector' | 'onOutageEnd' | 'clock'>;
+  readonly transports: Pick<Transports, 'detector' | 'onOutageEnd' | 'clock' | 'configured'>;
   readonly temporal: Client;
   readonly taskQueue: string;
   readonly log: Logger;
@@ -70,6 +73,9 @@ export function startTransportHealth(options: TransportHealthOptions): Transport
   const ended = new Set<OriginKey>();
   const lastProbe = new Map<OriginKey, number>();
   transports.onOutageEnd((key) => void ended.add(key));
+  // Wakes our configuration held back, for a transport this worker can send with: the operator
+  // fixed it. They go out now, not at the end of their back-offs.
+  for (const transport of transports.configured) ended.add(misconfiguredOrigin(transport));
 
   let running: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;

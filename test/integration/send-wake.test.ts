@@ -6,12 +6,17 @@
  * when the endpoint's own, Retry-After honoured, the FCM budget given back; a configuration
  * error fails the activity, visibly, and keeps the claim.
  */
-import { ApplicationFailure } from '@temporalio/activity';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { messageToWake, wakes } from '../../activities/metrics.js';
-import { createRegistrationActivities, maxConsecutiveFailures, misconfiguredRetryMs } from '../../activities/registration.js';
+import {
+  createRegistrationActivities,
+  maxConsecutiveFailures,
+  misconfiguredMaxMs,
+  misconfiguredOrigin,
+  misconfiguredRetryMs,
+} from '../../activities/registration.js';
 import { upsertRegistration } from '../../src/api/registration-store.js';
 import { createDatabasePool } from '../../src/db/pool.js';
 import { createLogger } from '../../src/log.js';
@@ -224,14 +229,26 @@ describe('sendWake when the wake did not go through', () => {
 });
 
 describe('sendWake on a configuration error of ours', () => {
-  it('fails the activity with a long retry, keeps the claim and counts nothing', async () => {
-    const device = await claimed('fcm', { failures: 2 });
-    const error = await send(answering({ kind: 'config-error', reason: 'FCM disabled: no FCM_CREDENTIALS_JSON on this worker' }), device).catch(
-      (e: unknown) => e,
-    );
-    expect(error).toBeInstanceOf(ApplicationFailure);
-    expect(error).toMatchObject({ type: 'TransportMisconfigured', nonRetryable: false, nextRetryDelay: misconfiguredRetryMs });
-    expect(await state(device.id)).toMatchObject({ wake_outstanding: true, failures: 2, backoff_until: null });
+  it('releases the claim with a growing back-off of its own, counts nothing, and names the transport it waits for', async () => {
+    const device = await claimed('fcm', { failures: 2, budgetTat: t0 + 180_000 });
+    const disabled = answering({ kind: 'config-error', reason: 'FCM disabled: no FCM_CREDENTIALS_JSON on this worker' });
+    expect(await send(disabled, device)).toEqual({
+      outcome: 'deferred',
+      reason: 'FCM disabled: no FCM_CREDENTIALS_JSON on this worker',
+      until: t0 + misconfiguredRetryMs,
+    });
+    expect(await state(device.id)).toMatchObject({
+      wake_outstanding: false,
+      failures: 2,
+      backoff_origin: misconfiguredOrigin('fcm'),
+      backoff_until: new Date(t0 + misconfiguredRetryMs),
+    });
+    expect((await state(device.id))?.fcm_budget_tat?.getTime()).toBe(t0); // FCM did not take it
+    const delays = [];
+    for (let i = 0; i < 6; i++) delays.push(((await send(disabled, device, t0)) as { until: number }).until - t0);
+    expect(delays).toEqual([10, 20, 40, 60, 60, 60].map((minutes) => minutes * 60_000)); // doubling, capped at misconfiguredMaxMs
+    expect(misconfiguredMaxMs).toBe(60 * 60_000);
+    expect((await state(device.id))?.failures).toBe(2);
   });
 });
 

@@ -1,14 +1,17 @@
 /**
- * A configuration error of ours is never silently consumed (issue 12.4): an FCM wake on a
- * worker without FCM stays a failing, retried send — counted in a metric, the registration
- * untouched — and goes out once a worker with the configuration fixed runs, at the next retry
- * rather than at the re-wake. Uncached workers: the fixed worker replaces the broken one
+ * A configuration error of ours is never silently consumed, and never grows a history without
+ * bound: an FCM wake on a worker without FCM is held back — counted in a metric, nothing
+ * counted against the device, the claim released with a back-off of its own that grows to an
+ * hour — for as long as it takes (ten simulated days here), at a bounded number of history
+ * events a day. Once a worker with the configuration fixed starts, the wake goes out at once,
+ * not at the end of the back-off. Uncached workers: the fixed worker replaces the broken one
  * mid-workflow (the test server never hands a stopped worker's sticky tasks back).
  */
+import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { misconfiguredRetryMs } from '../../activities/registration.js';
+import { misconfiguredOrigin } from '../../activities/registration.js';
 import { wakes } from '../../activities/metrics.js';
-import { rewakeAfterMs, WorkflowHarness } from '../support/workflow-harness.js';
+import { WorkflowHarness } from '../support/workflow-harness.js';
 
 let h: WorkflowHarness;
 beforeAll(async () => {
@@ -18,38 +21,51 @@ afterAll(async () => {
   await h?.close();
 });
 
+const dayMs = 24 * 3_600_000;
+
 async function configErrors(): Promise<number> {
   return (await wakes.get()).values.filter((v) => v.labels.outcome === 'config-error').reduce((sum, v) => sum + v.value, 0);
 }
 
+/** History events of every run of the workflow (following continue-as-new back to the first), and how many runs. */
+async function allRuns(handle: WorkflowHandle): Promise<{ events: number; runs: number }> {
+  let runId: string | undefined = (await handle.describe()).runId;
+  let events = 0;
+  let runs = 0;
+  while (runId !== undefined && runId !== '') {
+    const history = await h.client.workflow.getHandle(handle.workflowId, runId).fetchHistory();
+    events += history.events?.length ?? 0;
+    runs++;
+    runId = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId ?? undefined;
+  }
+  return { events, runs };
+}
+
 describe('an FCM wake on a worker without FCM', () => {
-  it('keeps failing visibly, counts nothing against the device, and goes out once the worker is fixed', async () => {
+  it('is held back for ten days at a bounded cost, counts nothing against the device, and goes out once a fixed worker starts', async () => {
     const before = await configErrors();
     const device = await h.registerDevice({ transport: 'fcm' });
     await h.message(device, 10, true);
-    // Each retry (every few minutes) is one more config-error, never a request to FCM.
-    await h.skip(3 * misconfiguredRetryMs);
-    expect(await configErrors()).toBeGreaterThanOrEqual(before + 3);
+    for (let day = 0; day < 10; day++) await h.skip(dayMs);
+
+    // Visible: every attempt is a config-error in the metric; never a request to FCM.
+    expect(await configErrors()).toBeGreaterThanOrEqual(before + 10 * 24);
     expect(h.wakes(device)).toHaveLength(0);
-    expect(await h.row(device)).toMatchObject({ failures: 0, wake_outstanding: true, backoff_until: null });
-    const claimedAt = (await h.row(device))!.last_woken_at!.getTime();
+    expect(await h.row(device)).toMatchObject({ failures: 0, wake_outstanding: false });
+    const { events, runs } = await allRuns(h.handle(device));
+    // An attempt an hour at most once the back-off has grown: well under the ~1,400 events a
+    // day of a send retried every five minutes inside one run, and the run continues as new.
+    expect(events / 10).toBeLessThan(300);
+    expect(runs).toBeGreaterThanOrEqual(2);
 
     await h.restartWorker(h.google!.env); // the operator adds FCM_CREDENTIALS_JSON
     const fixedAt = await h.env.currentTimeMs();
-    await h.skip(misconfiguredRetryMs);
+    await h.healthRound(); // the fixed worker's first round ends the misconfiguration's back-offs
     await h.untilDelivered(device, 1);
     expect(h.delivered(device)[0]).toMatchObject({ priority: 'HIGH' });
-    // At the next retry of the send, well before a re-wake would try again.
-    expect((await h.env.currentTimeMs()) - fixedAt).toBeLessThan(misconfiguredRetryMs + 60_000);
-    expect(misconfiguredRetryMs + 60_000).toBeLessThan(rewakeAfterMs);
-    // The same claim, sent at last — one wake, and a wake of now: no re-wake right after it,
-    // even with new messages asking the workflow to look.
-    expect((await h.row(device))!.last_woken_at!.getTime()).toBe(claimedAt);
-    expect(h.delivered(device)).toHaveLength(1);
-    await h.message(device, 11);
-    await h.skip(2 * 60_000);
-    expect(h.delivered(device)).toHaveLength(1);
-    const state = await h.until(device, 'waiting for the re-wake', (s) => s.nextTimer?.reason === 'rewake');
-    expect(Date.parse(state.nextTimer!.at)).toBeGreaterThan(fixedAt + rewakeAfterMs);
-  }, 300_000);
+    // At once, not at the end of an hour's back-off.
+    expect((await h.env.currentTimeMs()) - fixedAt).toBeLessThan(60_000);
+    expect(await h.row(device)).toMatchObject({ failures: 0 });
+    expect((await h.row(device))?.backoff_origin ?? null).not.toBe(misconfiguredOrigin('fcm'));
+  }, 600_000);
 });
