@@ -181,8 +181,8 @@ export function tokenFetchError(error: unknown): TokenFetchError {
   if (error instanceof TokenFetchError) return error;
   const status = httpStatus(error);
   if (status !== undefined) {
-    const oauthError = oauthErrorCode(error);
     const permanent = status >= 400 && status < 500 && status !== 408 && status !== 429;
+    const oauthError = permanent ? oauthErrorCode(error) : undefined;
     return new TokenFetchError(`token endpoint answered ${status}${oauthError === undefined ? '' : ` ${oauthError}`}`, permanent, status);
   }
   if (error instanceof Error && error.message.startsWith(noAdcMessage)) {
