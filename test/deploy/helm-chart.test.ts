@@ -391,7 +391,7 @@ describe('FCM without a key (Application Default Credentials)', () => {
     expect(volumes['federated-token'].projected.sources).toEqual([
       {
         serviceAccountToken: {
-          audience: '//iam.googleapis.com/projects/123456789/locations/global/workloadIdentityPools/zippchat/providers/eks-cluster',
+          audience: 'https://iam.googleapis.com/projects/123456789/locations/global/workloadIdentityPools/zippchat/providers/eks-cluster',
           expirationSeconds: 3600,
           path: 'token',
         },
