@@ -16,8 +16,9 @@
  * A failed fetch counts on `push_fcm_token_refresh_failures_total` and logs an alert line of
  * its own (`"alert":"fcm-token-refresh"`). What is logged or returned is a status, an OAuth
  * error code or a network cause — never a library message, which may quote a request (the
- * signed assertion, a subject token) or a credential file. No retry inside a fetch: a failed
- * token request fails the send, which Temporal retries as a whole.
+ * signed assertion, a subject token) or a credential file. A deadline bounds each fetch, and
+ * the library's own retries are off where it takes transport options: a failed token request
+ * fails the send, which Temporal retries as a whole.
  */
 import { GoogleAuth, JWT, type AuthClient } from 'google-auth-library';
 import type { FcmCredentials, ServiceAccountKey } from '../config/index.js';
@@ -32,7 +33,7 @@ export const fcmScope = 'https://www.googleapis.com/auth/firebase.messaging';
 const refreshBeforeExpiryMs = 5 * 60_000;
 /** Google's tokens live an hour; assumed when a source does not say. */
 const defaultLifetimeMs = 3_600_000;
-/** After a failed background refresh, the next try comes this much later. */
+/** After a failed background refresh, the next try comes this much later; never sooner after a success (a short-lived token must not make the renewal spin). */
 const retryAfterFailureMs = 30_000;
 
 export interface AccessTokens {
@@ -110,7 +111,7 @@ export function createAccessTokens(credentials: FcmCredentials, options: AccessT
   function schedule(delayMs: number): void {
     if (!refreshing || closed) return;
     clearTimeout(timer);
-    timer = setTimeout(() => void get().catch(() => undefined), Math.max(delayMs, 1_000));
+    timer = setTimeout(() => void get().catch(() => undefined), Math.max(delayMs, retryAfterFailureMs));
     timer.unref();
   }
 
@@ -139,7 +140,7 @@ async function fetchFromGoogle(credentials: FcmCredentials, options: AccessToken
   return { token, expiresAt: typeof expiry === 'number' && expiry > 0 ? expiry : Date.now() + defaultLifetimeMs };
 }
 
-/** No retries inside a fetch (module comment), and a deadline on each request. */
+/** No retries of the library's own (module comment), and a deadline on each request. */
 function transporterOptions(timeoutMs: number) {
   return { timeout: timeoutMs, retryConfig: { retry: 0, noResponseRetries: 0 } };
 }
