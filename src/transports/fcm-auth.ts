@@ -8,7 +8,8 @@
  *     impersonated) or the metadata server (GKE Workload Identity).
  *
  * The token is cached here and fetched again five minutes before it expires, one request at
- * a time for every send; a 401 from FCM drops it. Each fetch builds a fresh client, so no
+ * a time for every send; while that fails, sends go on with the current token until shortly
+ * before it expires. A 401 from FCM drops it. Each fetch builds a fresh client, so no
  * cache inside the library can hand back a token FCM refused. Once `keepFresh` is called (the
  * worker does at start) a token is fetched at once and again before each expires, so the
  * expiry gauge says when FCM would stop working, whether or not wakes are being sent.
@@ -31,6 +32,8 @@ export const fcmScope = 'https://www.googleapis.com/auth/firebase.messaging';
 
 /** A cached token is replaced this long before it expires. */
 const refreshBeforeExpiryMs = 5 * 60_000;
+/** A token is not sent this close to its expiry (clocks differ, a request takes time). */
+const lastUseBeforeExpiryMs = 30_000;
 /** Google's tokens live an hour; assumed when a source does not say. */
 const defaultLifetimeMs = 3_600_000;
 /** After a failed background refresh, the next try comes this much later; never sooner after a success (a short-lived token must not make the renewal spin). */
@@ -91,11 +94,22 @@ export function createAccessTokens(credentials: FcmCredentials, options: AccessT
     } catch (error) {
       const failure = tokenFetchError(error);
       tokenRefreshFailures.inc();
+      const holdsUntil = cached !== undefined && Date.now() < cached.expiresAt ? new Date(cached.expiresAt).toISOString() : undefined;
       options.log.error(
-        { alert: 'fcm-token-refresh', source, reason: failure.reason, ...(failure.status === undefined ? {} : { status: failure.status }) },
-        `FCM access token refresh FAILED (${failure.reason}): FCM wakes cannot be sent until a token is fetched`,
+        {
+          alert: 'fcm-token-refresh',
+          source,
+          reason: failure.reason,
+          ...(failure.status === undefined ? {} : { status: failure.status }),
+          ...(holdsUntil === undefined ? {} : { tokenExpiresAt: holdsUntil }),
+        },
+        holdsUntil === undefined
+          ? `FCM access token refresh FAILED (${failure.reason}): FCM wakes fail until a token is fetched`
+          : `FCM access token refresh FAILED (${failure.reason}): the current token holds until ${holdsUntil}, FCM wakes fail after`,
       );
       schedule(retryAfterFailureMs);
+      // A token inside its renewal margin still works: sends go on with it until shortly before it expires.
+      if (cached !== undefined && Date.now() < cached.expiresAt - lastUseBeforeExpiryMs) return cached.token;
       throw failure;
     }
   };

@@ -103,6 +103,30 @@ describe('the service-account key (FCM_CREDENTIALS_JSON_FILE)', () => {
     expect((await expirySeconds()) - firstExpiry).toBeCloseTo(56 * 60, -1);
   });
 
+  it('while refreshes fail, sends go on with the current token until shortly before it expires, and each failure alerts', async () => {
+    const oauth = await startGoogleOAuth({ account, expiresInSeconds: 3600 });
+    cleanups.push(() => oauth.close());
+    const fcm = await fcmAccepting((bearer) => oauth.isValid(bearer));
+    const { transports, captured } = transportsFor({ FCM_CREDENTIALS_JSON: account.keyFile(oauth.url) }, fcm);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const start = Date.now();
+    await send(transports);
+    const failuresBefore = await refreshFailures();
+
+    oauth.answerAll({ status: 503 }); // the token endpoint is down from now on
+    vi.setSystemTime(start + 56 * 60_000);
+    expect(await send(transports)).toEqual({ kind: 'delivered' });
+    vi.setSystemTime(start + 60 * 60_000 - 10_000);
+    expect(await send(transports)).toEqual({ kind: 'transient', reason: 'OAuth token endpoint answered 503', blame: 'token-endpoint' });
+
+    expect(fcm.received.map((r) => r.bearer)).toEqual([fcm.received[0]?.bearer, fcm.received[0]?.bearer]);
+    expect((await refreshFailures()) - failuresBefore).toBe(2);
+    const alerts = alertLines(captured);
+    expect(alerts).toHaveLength(2);
+    expect(alerts[0]).toMatchObject({ source: 'key', status: 503, tokenExpiresAt: new Date(start + 3_600_000).toISOString() });
+    expect(alerts[0]?.msg).toContain('the current token holds until');
+  });
+
   it('a refused refresh is an alert line of its own and a count, naming the OAuth error but nothing of the request', async () => {
     const oauth = await startGoogleOAuth({ account });
     cleanups.push(() => oauth.close());
