@@ -189,6 +189,23 @@ describe('Application Default Credentials: the GKE metadata server (Workload Ide
     await eventually(() => metadata.tokens.length === 1);
     await vi.waitFor(async () => expect(Math.abs((await expirySeconds()) - (Date.now() / 1000 + 3599))).toBeLessThan(60));
   });
+
+  it('keepFresh renews the token five minutes before it expires, with no wake sent, and the gauge moves on', async () => {
+    const { metadata, transports } = await gke();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    transports.fcmTokens?.keepFresh();
+    await vi.waitFor(() => expect(metadata.tokens).toHaveLength(1));
+    const firstExpiry = await expirySeconds();
+
+    await vi.advanceTimersByTimeAsync(54 * 60_000);
+    expect(metadata.tokens).toHaveLength(1);
+    // Just past the renewal (at 54:59), not as far as the fetch's own 10 s deadline: the stand-in answers in real time.
+    await vi.advanceTimersByTimeAsync(60_000);
+    await vi.waitFor(() => expect(metadata.tokens).toHaveLength(2));
+
+    await vi.waitFor(async () => expect((await expirySeconds()) - firstExpiry).toBeCloseTo(55 * 60, -2));
+    transports.fcmTokens?.close();
+  });
 });
 
 describe('Application Default Credentials: an external_account file (workload identity federation)', () => {
