@@ -24,7 +24,7 @@ export const fileVariables = secretVariables;
 /** Every variable the services read — what their configuration reads (src/config) — and each secret's `_FILE` form. */
 export const serviceVariables: readonly string[] = [...variablesRead('all'), ...fileVariables.map((name) => `${name}_FILE`)];
 
-const fcmVariables = ['FCM_PROJECT_ID', 'FCM_CREDENTIALS_JSON', 'FCM_CREDENTIALS_JSON_FILE', 'FCM_ENDPOINT'] as const;
+const fcmVariables = ['FCM_PROJECT_ID', 'FCM_CREDENTIALS_JSON', 'FCM_CREDENTIALS_JSON_FILE', 'FCM_USE_ADC', 'FCM_ENDPOINT'] as const;
 
 export type Source = 'caller' | 'stack';
 

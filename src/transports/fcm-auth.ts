@@ -1,121 +1,229 @@
 /**
- * OAuth access tokens for FCM from the service account: the JWT-bearer grant of RFC 7523, as
- * Google's token endpoint takes it. An RS256 assertion — issued by the account's email, for
- * the key file's `token_uri` as audience, scope firebase.messaging, valid one hour, `kid` the
- * key's id — is posted as `grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer` to that
- * `token_uri` (the key file says where, so a stand-in or a private endpoint
- * works as Google does). The token is cached and fetched again five minutes before it
- * expires, one request at a time for every send; a 401 from FCM drops it.
+ * OAuth access tokens for FCM, fetched by google-auth-library (docs/design.md, Wakes on the wire) from one of two
+ * credential sources (docs/design.md, Configuration):
+ *   - the service-account key: a JWT client, pointed at the key file's `token_uri`
+ *     (google-token-uri.ts: the library alone always posts to Google's endpoint);
+ *   - Application Default Credentials: whatever GoogleAuth finds — the file named by
+ *     GOOGLE_APPLICATION_CREDENTIALS (service account, `external_account` federation,
+ *     impersonated) or the metadata server (GKE Workload Identity).
  *
- * No retry here: a failed token request fails the send, which Temporal retries as a whole.
+ * The token is cached here and fetched again five minutes before it expires, one request at
+ * a time for every send; while that fails, sends go on with the current token until shortly
+ * before it expires. A 401 from FCM drops it. Each fetch builds a fresh client, so no
+ * cache inside the library can hand back a token FCM refused. Once `keepFresh` is called (the
+ * worker does at start) a token is fetched at once and again before each expires, so the
+ * expiry gauge says when FCM would stop working, whether or not wakes are being sent.
+ *
+ * A failed fetch counts on `push_fcm_token_refresh_failures_total` and logs an alert line of
+ * its own (`"alert":"fcm-token-refresh"`). What is logged or returned is a status, an OAuth
+ * error code or a network cause — never a library message, which may quote a request (the
+ * signed assertion, a subject token) or a credential file. A deadline bounds each fetch, and
+ * the library's own retries are off where it takes transport options: a failed token request
+ * fails the send, which Temporal retries as a whole.
  */
-import { createPrivateKey, type KeyObject } from 'node:crypto';
-import { SignJWT } from 'jose';
-import { request } from 'undici';
-import type { FcmCredentials } from '../config/index.js';
+import { GoogleAuth, JWT, type AuthClient } from 'google-auth-library';
+import type { FcmCredentials, ServiceAccountKey } from '../config/index.js';
+import type { Logger } from '../log.js';
+import { honourTokenUri } from './google-token-uri.js';
+import { tokenExpiry, tokenRefreshFailures } from './metrics.js';
+import { describeFailure } from './safe-http.js';
 
 export const fcmScope = 'https://www.googleapis.com/auth/firebase.messaging';
 
-const jwtBearerGrant = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
-const assertionLifetimeSeconds = 3_600;
 /** A cached token is replaced this long before it expires. */
 const refreshBeforeExpiryMs = 5 * 60_000;
-/** Token endpoint answers are small; anything longer is not one. */
-const answerCapBytes = 64 * 1024;
+/** A token is not sent this close to its expiry (clocks differ, a request takes time). */
+const lastUseBeforeExpiryMs = 30_000;
+/** Google's tokens live an hour; assumed when a source does not say. */
+const defaultLifetimeMs = 3_600_000;
+/** After a failed background refresh, the next try comes this much later; never sooner after a success (a short-lived token must not make the renewal spin). */
+const retryAfterFailureMs = 30_000;
 
 export interface AccessTokens {
   /** A valid access token (cached; fetched when missing or about to expire). */
   get(): Promise<string>;
   /** FCM refused `token` (401): forget it, so the next `get` fetches a new one. */
   invalidate(token: string): void;
+  /** Fetches a token now, and again before each one expires, until `close`. */
+  keepFresh(): void;
+  close(): void;
 }
 
-/** The token endpoint answered, but not with a token. */
-export class TokenEndpointError extends Error {
+/** No token: why, in words safe to log, and whether it is the configuration's to fix. */
+export class TokenFetchError extends Error {
   constructor(
-    readonly status: number,
-    /** The OAuth `error` code when the answer had one (e.g. invalid_grant): safe to log. */
-    readonly oauthError: string | undefined,
+    readonly reason: string,
+    /** The token endpoint refused the credentials, or there are none: retrying will not help. */
+    readonly permanent: boolean,
+    /** The HTTP status of the token endpoint's answer, when it answered. */
+    readonly status: number | undefined,
   ) {
-    super(`the OAuth token endpoint answered ${status}${oauthError === undefined ? '' : ` ${oauthError}`}`);
-    this.name = 'TokenEndpointError';
+    super(reason);
+    this.name = 'TokenFetchError';
   }
 }
 
-export function createAccessTokens(credentials: FcmCredentials, timeoutMs: number, now: () => number = Date.now): AccessTokens {
-  const key = createPrivateKey(credentials.privateKey);
-  let cached: { token: string; refreshAt: number } | undefined;
+export interface AccessTokenOptions {
+  readonly projectId: string;
+  /** Longest one token fetch may take. */
+  readonly timeoutMs: number;
+  readonly log: Logger;
+}
+
+interface Fetched {
+  readonly token: string;
+  /** Epoch ms. */
+  readonly expiresAt: number;
+}
+
+export function createAccessTokens(credentials: FcmCredentials, options: AccessTokenOptions): AccessTokens {
+  const source = credentials.kind === 'key' ? 'key' : 'adc';
+  let cached: Fetched | undefined;
   let pending: Promise<string> | undefined; // one token request at a time, shared by all sends
+  let timer: NodeJS.Timeout | undefined;
+  let refreshing = false;
+  let closed = false;
 
   const fetchToken = async (): Promise<string> => {
-    const issuedAt = now();
-    const answer = await requestToken(credentials, key, issuedAt, timeoutMs);
-    cached = { token: answer.token, refreshAt: issuedAt + answer.expiresInMs - refreshBeforeExpiryMs };
-    return answer.token;
+    try {
+      const fetched = await withDeadline(fetchFromGoogle(credentials, options), options.timeoutMs);
+      cached = fetched;
+      tokenExpiry.set(fetched.expiresAt / 1_000);
+      schedule(fetched.expiresAt - refreshBeforeExpiryMs - Date.now());
+      return fetched.token;
+    } catch (error) {
+      const failure = tokenFetchError(error);
+      tokenRefreshFailures.inc();
+      const holdsUntil = cached !== undefined && Date.now() < cached.expiresAt ? new Date(cached.expiresAt).toISOString() : undefined;
+      options.log.error(
+        {
+          alert: 'fcm-token-refresh',
+          source,
+          reason: failure.reason,
+          ...(failure.status === undefined ? {} : { status: failure.status }),
+          ...(holdsUntil === undefined ? {} : { tokenExpiresAt: holdsUntil }),
+        },
+        holdsUntil === undefined
+          ? `FCM access token refresh FAILED (${failure.reason}): FCM wakes fail until a token is fetched`
+          : `FCM access token refresh FAILED (${failure.reason}): the current token holds until ${holdsUntil}, FCM wakes fail after`,
+      );
+      schedule(retryAfterFailureMs);
+      // A token inside its renewal margin still works: sends go on with it until shortly before it expires.
+      if (cached !== undefined && Date.now() < cached.expiresAt - lastUseBeforeExpiryMs) return cached.token;
+      throw failure;
+    }
   };
 
+  const get = (): Promise<string> => {
+    if (cached !== undefined && Date.now() < cached.expiresAt - refreshBeforeExpiryMs) return Promise.resolve(cached.token);
+    pending ??= fetchToken().finally(() => {
+      pending = undefined;
+    });
+    return pending;
+  };
+
+  function schedule(delayMs: number): void {
+    if (!refreshing || closed) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => void get().catch(() => undefined), Math.max(delayMs, retryAfterFailureMs));
+    timer.unref();
+  }
+
   return {
-    get() {
-      if (cached !== undefined && now() < cached.refreshAt) return Promise.resolve(cached.token);
-      pending ??= fetchToken().finally(() => {
-        pending = undefined;
-      });
-      return pending;
-    },
+    get,
     invalidate(token) {
       // Several sends may have used the refused token; only the first one drops it.
       if (cached?.token === token) cached = undefined;
     },
+    keepFresh() {
+      refreshing = true;
+      void get().catch(() => undefined); // a failure is counted and logged where it happens
+    },
+    close() {
+      closed = true;
+      clearTimeout(timer);
+    },
   };
 }
 
-async function requestToken(
-  credentials: FcmCredentials,
-  key: KeyObject,
-  issuedAt: number,
-  timeoutMs: number,
-): Promise<{ token: string; expiresInMs: number }> {
-  const iat = Math.floor(issuedAt / 1_000);
-  const assertion = await new SignJWT({ scope: fcmScope })
-    .setProtectedHeader({ alg: 'RS256', typ: 'JWT', ...(credentials.privateKeyId === undefined ? {} : { kid: credentials.privateKeyId }) })
-    .setIssuer(credentials.clientEmail)
-    .setAudience(credentials.tokenUri)
-    .setIssuedAt(iat)
-    .setExpirationTime(iat + assertionLifetimeSeconds)
-    .sign(key);
-  const response = await request(credentials.tokenUri, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-    body: new URLSearchParams({ grant_type: jwtBearerGrant, assertion }).toString(),
-    signal: AbortSignal.timeout(timeoutMs),
+async function fetchFromGoogle(credentials: FcmCredentials, options: AccessTokenOptions): Promise<Fetched> {
+  const client = credentials.kind === 'key' ? keyClient(credentials.key, options.timeoutMs) : await adcClient(options);
+  const { token } = await client.getAccessToken();
+  if (typeof token !== 'string' || token === '') throw new TokenFetchError('the token endpoint answered without a token', false, undefined);
+  const expiry = client.credentials.expiry_date;
+  return { token, expiresAt: typeof expiry === 'number' && expiry > 0 ? expiry : Date.now() + defaultLifetimeMs };
+}
+
+/** No retries of the library's own (module comment), and a deadline on each request. */
+function transporterOptions(timeoutMs: number) {
+  return { timeout: timeoutMs, retryConfig: { retry: 0, noResponseRetries: 0 } };
+}
+
+function keyClient(key: ServiceAccountKey, timeoutMs: number): AuthClient {
+  const client = new JWT({
+    email: key.clientEmail,
+    key: key.privateKey,
+    keyId: key.privateKeyId,
+    scopes: [fcmScope],
+    transporterOptions: transporterOptions(timeoutMs),
   });
-  const body = await readJson(response.body);
-  const fields = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
-  const token = fields.access_token;
-  if (response.statusCode !== 200 || typeof token !== 'string' || token === '') {
-    throw new TokenEndpointError(response.statusCode, typeof fields.error === 'string' ? fields.error.slice(0, 100) : undefined);
-  }
-  const expiresIn = typeof fields.expires_in === 'number' && fields.expires_in > 0 ? fields.expires_in : assertionLifetimeSeconds;
-  return { token, expiresInMs: expiresIn * 1_000 };
+  honourTokenUri(client, key.tokenUri);
+  return client;
 }
 
-/** The answer as JSON, or undefined when it is not JSON or too long to be a token answer. */
-async function readJson(body: AsyncIterable<Buffer>): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > answerCapBytes) return undefined; // leaving the loop drops the rest of the body
-    chunks.push(chunk);
-  }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch {
-    return undefined;
-  }
+async function adcClient(options: AccessTokenOptions): Promise<AuthClient> {
+  // The project is given, so GoogleAuth never goes looking for one (gcloud, Resource Manager).
+  const auth = new GoogleAuth({
+    scopes: [fcmScope],
+    projectId: options.projectId,
+    clientOptions: { transporterOptions: transporterOptions(options.timeoutMs) },
+  });
+  return auth.getClient();
 }
 
-/** The HTTP status the token endpoint answered, when it answered at all. */
-export function tokenEndpointStatus(error: unknown): number | undefined {
-  return error instanceof TokenEndpointError ? error.status : undefined;
+function withDeadline<T>(work: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new TokenFetchError('timeout', false, undefined)), timeoutMs);
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}
+
+const noAdcMessage = 'Could not load the default credentials';
+
+/** What went wrong, in words safe to log (module comment). */
+export function tokenFetchError(error: unknown): TokenFetchError {
+  if (error instanceof TokenFetchError) return error;
+  const status = httpStatus(error);
+  if (status !== undefined) {
+    const permanent = status >= 400 && status < 500 && status !== 408 && status !== 429;
+    const oauthError = permanent ? oauthErrorCode(error) : undefined;
+    return new TokenFetchError(`token endpoint answered ${status}${oauthError === undefined ? '' : ` ${oauthError}`}`, permanent, status);
+  }
+  if (error instanceof Error && error.message.startsWith(noAdcMessage)) {
+    return new TokenFetchError(
+      'no Application Default Credentials found (GOOGLE_APPLICATION_CREDENTIALS unset, no metadata server)',
+      true,
+      undefined,
+    );
+  }
+  if (error instanceof RangeError && error.message.includes('Metadata-Flavor')) {
+    return new TokenFetchError('the metadata server answered without Metadata-Flavor: Google', false, undefined);
+  }
+  const network = describeFailure(error).reason;
+  if (network !== 'network error') return new TokenFetchError(`token endpoint ${network}`, false, undefined);
+  return new TokenFetchError(`credential error (${error instanceof Error ? error.name : typeof error})`, false, undefined);
+}
+
+function httpStatus(error: unknown): number | undefined {
+  const e = error as { status?: unknown; response?: { status?: unknown } } | null;
+  const status = e?.response?.status ?? e?.status;
+  return typeof status === 'number' && status >= 100 && status < 600 ? status : undefined;
+}
+
+/** The OAuth `error` code of the answer (e.g. invalid_grant): a fixed vocabulary, safe to log. */
+function oauthErrorCode(error: unknown): string | undefined {
+  const data = (error as { response?: { data?: unknown } }).response?.data;
+  const code = typeof data === 'object' && data !== null ? (data as { error?: unknown }).error : undefined;
+  return typeof code === 'string' && /^[a-z_]{1,64}$/.test(code) ? code : undefined;
 }

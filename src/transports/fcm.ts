@@ -1,6 +1,6 @@
 /**
  * FCM HTTP v1: `POST {FCM_ENDPOINT}/v1/projects/{project}/messages:send` with the OAuth
- * bearer of the service account and exactly the body of docs/design.md, Wakes on the wire — a data-only wake,
+ * bearer from google-auth-library (fcm-auth.ts) and exactly the body of docs/design.md, Wakes on the wire — a data-only wake,
  * `collapse_key: "wake"` and a one-hour TTL, so a phone coming back online gets one wake.
  *
  * Errors are classified by the table of fcm-errors.ts. A 401 means our access token went
@@ -8,7 +8,7 @@
  * only while the prune breaker is closed.
  */
 import type { Dispatcher } from 'undici';
-import { type AccessTokens, tokenEndpointStatus } from './fcm-auth.js';
+import { type AccessTokens, tokenFetchError } from './fcm-auth.js';
 import { classifyFcmError, type FcmVerdict } from './fcm-errors.js';
 import type { PruneBreaker } from './breaker.js';
 import { prunesWithheld } from './metrics.js';
@@ -105,14 +105,11 @@ export function createFcmSender(options: FcmOptions): PushSender {
   };
 }
 
-/** The token endpoint refused our assertion (config), or could not be reached (transient). */
+/** No token: refused credentials or none at all (config), or a token endpoint that could not answer (transient). */
 function tokenFailure(error: unknown): SendOutcome {
-  const status = tokenEndpointStatus(error);
-  if (status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429) {
-    return { kind: 'config-error', reason: `OAuth token endpoint refused the service account (${status})` };
-  }
-  const reason = status !== undefined ? `OAuth token endpoint answered ${status}` : `OAuth token endpoint ${describeFailure(error).reason}`;
-  return { kind: 'transient', reason, blame: 'token-endpoint' };
+  const failure = tokenFetchError(error);
+  if (failure.permanent) return { kind: 'config-error', reason: `FCM credentials refused: ${failure.reason}` };
+  return { kind: 'transient', reason: `OAuth ${failure.reason}`, blame: 'token-endpoint' };
 }
 
 function parseJson(body: Buffer): unknown {

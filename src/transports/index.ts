@@ -10,7 +10,7 @@ import { Agent } from 'undici';
 import type { WorkerConfig } from '../config/index.js';
 import type { Logger } from '../log.js';
 import { createPruneBreaker, defaultBreaker } from './breaker.js';
-import { createAccessTokens } from './fcm-auth.js';
+import { type AccessTokens, createAccessTokens } from './fcm-auth.js';
 import { createFcmSender } from './fcm.js';
 import { breakerOpen, breakerTrips, outageDeferrals, outageGauge, sendFailures } from './metrics.js';
 import { observe } from './observe.js';
@@ -48,6 +48,8 @@ export interface TransportOptions {
 
 export interface Transports extends WakeSender {
   readonly fcm: PushSender;
+  /** FCM's access tokens (undefined while FCM is disabled); the worker calls `keepFresh` at start. */
+  readonly fcmTokens: AccessTokens | undefined;
   readonly unifiedpush: PushSender;
   readonly detector: OutageDetector;
   /** The transports this worker can send with (FCM only with credentials). */
@@ -85,7 +87,7 @@ export function createTransports(config: TransportConfig, log: Logger, options: 
     vapid: vapid === undefined ? undefined : createVapidSigner(vapid, { now: options.now }),
     now: options.now,
   });
-  const fcm = createFcm(config, transportLog, fcmAgent, options);
+  const { sender: fcm, tokens: fcmTokens } = createFcm(config, transportLog, fcmAgent, options);
   const observed = { fcm: observe(fcm, transportLog), unifiedpush: observe(unifiedpush, transportLog) };
   const outageEndListeners: Array<(key: OriginKey) => void> = [];
   const detector = createOutageDetector({
@@ -107,6 +109,7 @@ export function createTransports(config: TransportConfig, log: Logger, options: 
   let latest = -Infinity;
   return {
     ...observed,
+    fcmTokens,
     detector,
     configured: keys.fcm === undefined ? ['unifiedpush'] : ['unifiedpush', 'fcm'],
     forRegistration: (registration) => observed[registration.transport],
@@ -117,6 +120,7 @@ export function createTransports(config: TransportConfig, log: Logger, options: 
     onOutageEnd: (listener) => void outageEndListeners.push(listener),
     clock: () => Math.max(Date.now(), latest),
     async close() {
+      fcmTokens?.close();
       await Promise.all([upAgent.close(), fcmAgent.close()]);
     },
   };
@@ -130,7 +134,10 @@ interface OriginKeys {
 function originKeys(config: TransportConfig): OriginKeys {
   const { credentials, endpoint } = config.fcm;
   if (credentials === undefined) return { fcm: undefined };
-  return { fcm: { send: originKey('fcm', new URL(endpoint).origin), oauth: originKey('fcm-oauth', new URL(credentials.tokenUri).origin) } };
+  // Application Default Credentials may come from several endpoints (metadata server, STS,
+  // IAM Credentials): they are watched as one.
+  const oauthOrigin = credentials.kind === 'key' ? new URL(credentials.key.tokenUri).origin : 'application-default-credentials';
+  return { fcm: { send: originKey('fcm', new URL(endpoint).origin), oauth: originKey('fcm-oauth', oauthOrigin) } };
 }
 
 function unifiedPushKey(endpoint: string): OriginKey | undefined {
@@ -214,14 +221,20 @@ function updateOutageGauge(detector: OutageDetector): void {
   if (others.length > 0) outageGauge.set({ provider: 'unifiedpush', origin: '(others)' }, others.length);
 }
 
-function createFcm(config: TransportConfig, log: Logger, dispatcher: Agent, options: TransportOptions): PushSender {
+function createFcm(
+  config: TransportConfig,
+  log: Logger,
+  dispatcher: Agent,
+  options: TransportOptions,
+): { sender: PushSender; tokens: AccessTokens | undefined } {
   const { credentials, projectId } = config.fcm;
   if (credentials === undefined || projectId === undefined) {
     log.info('FCM disabled');
-    return {
+    const sender: PushSender = {
       name: 'fcm',
-      send: async () => ({ kind: 'config-error', reason: 'FCM disabled: no FCM_CREDENTIALS_JSON on this worker' }),
+      send: async () => ({ kind: 'config-error', reason: 'FCM disabled: no FCM credential source on this worker' }),
     };
+    return { sender, tokens: undefined };
   }
   const deadlineMs = options.fcmDeadlineMs ?? defaults.fcmDeadlineMs;
   const breaker = createPruneBreaker({
@@ -241,14 +254,16 @@ function createFcm(config: TransportConfig, log: Logger, dispatcher: Agent, opti
       log.info({ alert: 'fcm-prune-breaker' }, 'FCM prune breaker closed: token-related answers prune registrations again');
     },
   });
-  return createFcmSender({
+  const tokens = createAccessTokens(credentials, { projectId, timeoutMs: deadlineMs, log });
+  const sender = createFcmSender({
     projectId,
     endpoint: config.fcm.endpoint,
-    tokens: createAccessTokens(credentials, deadlineMs),
+    tokens,
     dispatcher,
     deadlineMs,
     bodyCapBytes: defaults.fcmBodyCapBytes,
     breaker,
     now: options.now,
   });
+  return { sender, tokens };
 }

@@ -1,6 +1,6 @@
 /**
  * Transport metrics, registered on the process registry (`/metrics` of the worker): send
- * latency, the FCM prune breaker, and the outage detector. Each wake is counted once, by the
+ * latency, the FCM access token, the FCM prune breaker, and the outage detector. Each wake is counted once, by the
  * send activity (`push_wakes_total`, activities/metrics.ts).
  * Labels are bounded: transport names and outcome kinds, never a token; the only origin label
  * is the outage gauge's, for at most 50 origins in outage at once.
@@ -52,5 +52,17 @@ export const outageDeferrals = new Counter({
   name: 'push_transport_outage_deferrals_total',
   help: 'Wakes held back unsent because their origin was in outage (each waits for the outage to end, or for its back-off).',
   labelNames: ['transport'] as const,
+  registers: [registry],
+});
+
+export const tokenExpiry = new Gauge({
+  name: 'push_fcm_token_expiry_timestamp_seconds',
+  help: 'When the current FCM access token expires (Unix seconds). The worker fetches a new one 5 minutes before; a value that stops moving forward means refreshes fail and FCM wakes stop at that time.',
+  registers: [registry],
+});
+
+export const tokenRefreshFailures = new Counter({
+  name: 'push_fcm_token_refresh_failures_total',
+  help: 'Failed fetches of the FCM access token from google-auth-library (each also logged with "alert":"fcm-token-refresh").',
   registers: [registry],
 });

@@ -31,6 +31,7 @@ export async function startWorker(config: WorkerConfig, log: Logger): Promise<Ru
   const pool = await openDatabase(config.databaseUrl, log);
   const detachGauges = attachDatabaseGauges(pool);
   const transports = createTransports(config, log);
+  transports.fcmTokens?.keepFresh(); // the expiry gauge and a refused credential show at start, not at the first wake
   const temporal = createTemporalClient(config.temporal);
   const connection = await NativeConnection.connect(temporalConnectionOptions(config.temporal)).catch(async (error: unknown) => {
     throw new StartupError(await explainTemporalFailure(error, temporalConnectionOptions(config.temporal)));

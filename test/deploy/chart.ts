@@ -53,6 +53,8 @@ export const valuesSets = {
   'all secrets': ['ci/all-secrets-values.yaml'],
   'NATS .creds file, JWT public key': ['ci/nats-creds-values.yaml'],
   'NATS token, Temporal mTLS': ['ci/nats-token-values.yaml'],
+  'FCM without a key: GKE Workload Identity': ['ci/fcm-gke-values.yaml'],
+  'FCM without a key: federation from another cloud': ['ci/fcm-federation-values.yaml'],
 } as const satisfies Record<string, readonly string[]>;
 export type ValuesSet = keyof typeof valuesSets;
 

@@ -42,8 +42,11 @@ const reads: Record<Process, readonly string[]> = {
   migrate: asFile(variablesRead('migrate')),
 };
 
+/** Read only to refuse it: google-auth-library's debug log, which prints tokens (src/config/sections/fcm.ts). */
+const mustStayUnset = ['GOOGLE_SDK_NODE_LOGGING'];
+
 /** Every configuration variable a process reads (secrets as their `_FILE` form), and the listeners' ports. */
-const contractVariables = [...new Set(Object.values(reads).flat())];
+const contractVariables = [...new Set(Object.values(reads).flat())].filter((name) => !mustStayUnset.includes(name));
 
 let home: string;
 let schemas: SchemaSet;
@@ -351,6 +354,60 @@ describe('each process gets its own settings and secrets, and nothing of another
   });
 });
 
+describe('FCM without a key (Application Default Credentials)', () => {
+  const worker = (set: ValuesSet) => find(objects(set), 'Deployment', 'push-zippchat-push-worker').spec.template.spec;
+
+  it('on GKE: the worker alone runs as its own ServiceAccount, bound to the Google service account, and mounts no FCM Secret', () => {
+    const set = 'FCM without a key: GKE Workload Identity';
+    const account = find(objects(set), 'ServiceAccount', 'push-zippchat-push-worker');
+    expect(account.metadata.annotations).toEqual({ 'iam.gke.io/gcp-service-account': 'push-sender@zippchat-prod.iam.gserviceaccount.com' });
+    expect(worker(set).serviceAccountName).toBe('push-zippchat-push-worker');
+    for (const other of ['api', 'bridge']) {
+      expect(find(objects(set), 'Deployment', `push-zippchat-push-${other}`).spec.template.spec.serviceAccountName, other).toBe('push-zippchat-push');
+    }
+    const v = views(set);
+    expect(v.worker.env).toMatchObject({ FCM_PROJECT_ID: 'zippchat-prod', FCM_USE_ADC: 'true' });
+    expect(Object.keys(v.worker.env)).not.toContain('FCM_CREDENTIALS_JSON_FILE');
+    expect(Object.keys(v.worker.env)).not.toContain('GOOGLE_APPLICATION_CREDENTIALS');
+    expect(v.api.env).not.toHaveProperty('FCM_USE_ADC');
+    expect(v.worker.secrets).not.toContain('push-fcm');
+    expect(worker(set).automountServiceAccountToken).toBe(false);
+  });
+
+  it('from another cloud: the credential configuration from a ConfigMap, and a projected token for the pool provider at the path it names', () => {
+    const set = 'FCM without a key: federation from another cloud';
+    const pod = worker(set);
+    const env = views(set).worker.env;
+    expect(env).toMatchObject({ FCM_USE_ADC: 'true', GOOGLE_APPLICATION_CREDENTIALS: '/var/run/zippchat-push/gcp/credential-config.json' });
+    const mounts = Object.fromEntries(pod.containers[0].volumeMounts.map((m: { name: string; mountPath: string }) => [m.name, m.mountPath]));
+    const volumes = Object.fromEntries(pod.volumes.map((v: { name: string }) => [v.name, v]));
+    expect(mounts['gcp-credential-config']).toBe('/var/run/zippchat-push/gcp');
+    expect(volumes['gcp-credential-config'].configMap).toEqual({
+      name: 'push-fcm-federation',
+      defaultMode: 0o440,
+      items: [{ key: 'credential-config.json', path: 'credential-config.json' }],
+    });
+    expect(mounts['federated-token']).toBe('/var/run/zippchat-push/federated-token');
+    expect(volumes['federated-token'].projected.sources).toEqual([
+      {
+        serviceAccountToken: {
+          audience: 'https://iam.googleapis.com/projects/123456789/locations/global/workloadIdentityPools/zippchat/providers/eks-cluster',
+          expirationSeconds: 3600,
+          path: 'token',
+        },
+      },
+    ]);
+    expect(pod.serviceAccountName).toBe('push-zippchat-push-worker');
+    for (const other of ['api', 'bridge']) {
+      const spec = find(objects(set), 'Deployment', `push-zippchat-push-${other}`).spec.template.spec;
+      expect(
+        spec.volumes.map((v: { name: string }) => v.name),
+        other,
+      ).not.toContain('federated-token');
+    }
+  });
+});
+
 describe('running in a cluster', () => {
   it('probes: ready is /readyz, alive is /healthz, on the port each process serves them', () => {
     const o = objects('default');
@@ -466,7 +523,26 @@ describe('running in a cluster', () => {
 
 describe('settings the service would refuse fail the release, with one line naming the value', () => {
   const refused: Array<[string, string[], RegExp]> = [
-    ['an FCM project without its service account', ['--set', 'fcm.projectId=p1'], /fcm\.credentials\.existingSecret is required with fcm\.projectId/],
+    [
+      'an FCM project without a credential source',
+      ['--set', 'fcm.projectId=p1'],
+      /fcm\.credentials\.existingSecret or fcm\.adc\.enabled is required with fcm\.projectId/,
+    ],
+    [
+      'two FCM credential sources',
+      ['--set', 'fcm.projectId=p1', '--set', 'fcm.credentials.existingSecret=s', '--set', 'fcm.adc.enabled=true'],
+      /fcm: set one credential source/,
+    ],
+    [
+      'Application Default Credentials without an FCM project',
+      ['--set', 'fcm.adc.enabled=true'],
+      /fcm\.projectId is required with fcm\.adc\.enabled/,
+    ],
+    [
+      'a federation credential configuration without Application Default Credentials',
+      ['--set', 'fcm.projectId=p1', '--set', 'fcm.credentials.existingSecret=s', '--set', 'fcm.adc.credentialConfig.configMap=c'],
+      /fcm\.adc\.enabled is required with fcm\.adc\.credentialConfig\.configMap/,
+    ],
     ['a service account without its FCM project', ['--set', 'fcm.credentials.existingSecret=s'], /fcm\.projectId is required/],
     [
       'two ways of authenticating to NATS',

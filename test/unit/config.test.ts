@@ -1,4 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, type Role } from '../../src/config/index.js';
 
@@ -73,7 +76,7 @@ describe('loadConfig', () => {
     expect(loadConfig('api', env).jwt).toMatchObject({ issuer: 'https://chat.example', audience: 'zippchat' });
     expect(config.fcm.projectId).toBe('zippchat-test');
     expect(config.wakePolicy.fcmBudget).toEqual({ burst: 10, refillMs: 60_000, dmReserve: 3 });
-    expect(config.fcm.credentials?.tokenUri).toBe('http://127.0.0.1:9/token');
+    expect(config.fcm.credentials).toMatchObject({ kind: 'key', key: { tokenUri: 'http://127.0.0.1:9/token' } });
     expect(config.fcm.endpoint).toBe('http://127.0.0.1:9999');
     expect(config.unifiedPush).toMatchObject({ allowPrivate: true, allowHttp: true });
     expect(config.wakePolicy).toMatchObject({ minIntervalMs: 1000, rewakeAfterMs: 60_000 });
@@ -170,7 +173,9 @@ describe('loadConfig', () => {
 
   it('refuses FCM configured by halves on the worker, and offers FCM on the api only for FCM_PROJECT_ID', () => {
     const worker = (env: Record<string, string>) => failure({ ...base, ...env }, 'worker');
-    expect(worker({ FCM_PROJECT_ID: 'zippchat-test' }).variable).toBe('FCM_CREDENTIALS_JSON');
+    expect(worker({ FCM_PROJECT_ID: 'zippchat-test' }).message).toBe(
+      'config: FCM_PROJECT_ID needs a credential source on the worker: set FCM_CREDENTIALS_JSON (or FCM_CREDENTIALS_JSON_FILE) or FCM_USE_ADC=true',
+    );
     expect(worker({ FCM_CREDENTIALS_JSON: serviceAccount() }).variable).toBe('FCM_PROJECT_ID');
     const otherProject = worker({ FCM_PROJECT_ID: 'zippchat-prod', FCM_CREDENTIALS_JSON: serviceAccount() });
     expect(otherProject.message).toBe('config: FCM_CREDENTIALS_JSON is a key of project "zippchat-test", not of FCM_PROJECT_ID "zippchat-prod"');
@@ -181,6 +186,46 @@ describe('loadConfig', () => {
     expect(loadConfig('api', { ...base, FCM_PROJECT_ID: 'zippchat-prod' }).fcm).toEqual({ projectId: 'zippchat-prod' });
     // The api never reads the service account: only FCM_PROJECT_ID decides `fcm: true`.
     expect(loadConfig('api', { ...base, FCM_CREDENTIALS_JSON: serviceAccount() }).fcm).toEqual({ projectId: undefined });
+  });
+
+  it('takes exactly one FCM credential source on the worker: the key or Application Default Credentials', () => {
+    const worker = (env: Record<string, string>) => failure({ ...base, FCM_PROJECT_ID: 'zippchat-test', ...env }, 'worker');
+    const both = worker({ FCM_CREDENTIALS_JSON: serviceAccount(), FCM_USE_ADC: 'true' });
+    expect(both.message).toBe('config: FCM_USE_ADC must not be true together with FCM_CREDENTIALS_JSON: the worker takes one FCM credential source');
+    expect(worker({ FCM_USE_ADC: 'maybe' }).variable).toBe('FCM_USE_ADC');
+    expect(failure({ ...base, FCM_USE_ADC: 'true' }, 'worker').message).toBe('config: FCM_PROJECT_ID is required with FCM_USE_ADC');
+    expect(worker({ FCM_USE_ADC: 'false' }).variable).toBe('FCM_PROJECT_ID');
+
+    const adc = loadConfig('worker', { ...base, FCM_PROJECT_ID: 'zippchat-test', FCM_USE_ADC: 'true' }).fcm;
+    expect(adc).toMatchObject({ projectId: 'zippchat-test', credentials: { kind: 'adc', credentialFile: undefined } });
+    const dir = mkdtempSync(path.join(tmpdir(), 'adc-config-'));
+    try {
+      const file = (name: string, text: string) => {
+        writeFileSync(path.join(dir, name), text);
+        return path.join(dir, name);
+      };
+      const federation = file('federation.json', JSON.stringify({ type: 'external_account', audience: '//iam.googleapis.com/x' }));
+      const withFile = loadConfig('worker', {
+        ...base,
+        FCM_PROJECT_ID: 'zippchat-test',
+        FCM_USE_ADC: 'true',
+        GOOGLE_APPLICATION_CREDENTIALS: federation,
+      });
+      expect(withFile.fcm.credentials).toEqual({ kind: 'adc', credentialFile: federation });
+      const notJson = worker({ FCM_USE_ADC: 'true', GOOGLE_APPLICATION_CREDENTIALS: file('bad.json', 'SECRET-CONTENT{') });
+      expect(notJson.variable).toBe('GOOGLE_APPLICATION_CREDENTIALS');
+      expect(notJson.message).not.toContain('SECRET-CONTENT');
+      expect(worker({ FCM_USE_ADC: 'true', GOOGLE_APPLICATION_CREDENTIALS: file('odd.json', '{"type":"odd"}') }).variable).toBe(
+        'GOOGLE_APPLICATION_CREDENTIALS',
+      );
+      expect(worker({ FCM_USE_ADC: 'true', GOOGLE_APPLICATION_CREDENTIALS: path.join(dir, 'missing.json') }).message).toMatch(
+        /^config: GOOGLE_APPLICATION_CREDENTIALS names a file that cannot be read \(ENOENT/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // google-auth-library's debug log would print tokens.
+    expect(worker({ FCM_USE_ADC: 'true', GOOGLE_SDK_NODE_LOGGING: '*' }).variable).toBe('GOOGLE_SDK_NODE_LOGGING');
   });
 
   it('turns the FCM budget off with a burst of 0, whatever the reserve', () => {

@@ -76,6 +76,12 @@ describe('the stack environment', () => {
     const fromFile = assembleStackEnvironment({ FCM_PROJECT_ID: 'my-firebase', FCM_CREDENTIALS_JSON_FILE: '/run/secrets/fcm.json' }, defaults);
     expect(fromFile.env).toMatchObject({ FCM_PROJECT_ID: 'my-firebase', FCM_CREDENTIALS_JSON_FILE: '/run/secrets/fcm.json' });
     expect(fromFile.env).not.toHaveProperty('FCM_CREDENTIALS_JSON');
+    // Application Default Credentials instead of a key: the stand-in's key would be a second source.
+    const adc = assembleStackEnvironment({ FCM_USE_ADC: 'true', GOOGLE_APPLICATION_CREDENTIALS: '/home/me/federation.json' }, defaults);
+    expect(adc.fcmStandIn).toBe(false);
+    expect(adc.env).toEqual({ ...defaults.env, FCM_USE_ADC: 'true', GOOGLE_APPLICATION_CREDENTIALS: '/home/me/federation.json' });
+    // A gcloud user's GOOGLE_APPLICATION_CREDENTIALS alone does not turn the stand-in off.
+    expect(assembleStackEnvironment({ GOOGLE_APPLICATION_CREDENTIALS: '/home/me/adc.json' }, defaults).fcmStandIn).toBe(true);
   });
 
   it('keeps the stand-in for a shell that sourced .dev/env (the caller’s FCM settings are the stand-in’s)', () => {

@@ -202,7 +202,7 @@ describe('FCM OAuth token', () => {
     oauth.script({ status: 400, body: { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' } });
     expect(await transport.send(fcmRegistration(fakeFcmToken()), 'high')).toEqual({
       kind: 'config-error',
-      reason: 'OAuth token endpoint refused the service account (400)',
+      reason: 'FCM credentials refused: token endpoint answered 400 invalid_grant',
     });
     oauth.script({ status: 503 });
     expect(await transport.send(fcmRegistration(fakeFcmToken()), 'high')).toEqual({

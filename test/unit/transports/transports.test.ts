@@ -33,7 +33,7 @@ describe('createTransports', () => {
     const fcm = fcmRegistration(fakeFcmToken());
     expect(await transports.forRegistration(fcm).send(fcm, 'high')).toEqual({
       kind: 'config-error',
-      reason: 'FCM disabled: no FCM_CREDENTIALS_JSON on this worker',
+      reason: 'FCM disabled: no FCM credential source on this worker',
     });
     expect(await transports.fcm.send(fcm, 'normal')).toMatchObject({ kind: 'config-error' });
     const device = createDeviceKeys();

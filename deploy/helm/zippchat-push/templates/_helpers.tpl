@@ -57,17 +57,39 @@ app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 {{- end -}}
 {{- end -}}
 
+{{/* The worker's ServiceAccount: its own (worker.serviceAccount), or the shared one. */}}
+{{- define "zippchat-push.workerServiceAccountName" -}}
+{{- $own := .Values.worker.serviceAccount -}}
+{{- if $own.create -}}
+{{- default (include "zippchat-push.componentName" (dict "root" . "component" "worker")) $own.name -}}
+{{- else if $own.name -}}
+{{- $own.name -}}
+{{- else -}}
+{{- include "zippchat-push.serviceAccountName" . -}}
+{{- end -}}
+{{- end -}}
+
 {{/*
 Checks of values the service would refuse at start, so that a wrong release fails at
 `helm install` with one line rather than as a crash-looping pod.
 */}}
 {{- define "zippchat-push.validate" -}}
 {{- $v := .Values -}}
-{{- if and $v.fcm.projectId (not $v.fcm.credentials.existingSecret) -}}
-{{- fail "fcm.credentials.existingSecret is required with fcm.projectId (the worker sends with that service account)" -}}
+{{- $adc := $v.fcm.adc -}}
+{{- if and $v.fcm.credentials.existingSecret $adc.enabled -}}
+{{- fail "fcm: set one credential source, fcm.credentials.existingSecret or fcm.adc.enabled, not both" -}}
+{{- end -}}
+{{- if and $v.fcm.projectId (not $v.fcm.credentials.existingSecret) (not $adc.enabled) -}}
+{{- fail "fcm.credentials.existingSecret or fcm.adc.enabled is required with fcm.projectId (the worker's credential source)" -}}
 {{- end -}}
 {{- if and $v.fcm.credentials.existingSecret (not $v.fcm.projectId) -}}
 {{- fail "fcm.projectId is required with fcm.credentials.existingSecret" -}}
+{{- end -}}
+{{- if and $adc.enabled (not $v.fcm.projectId) -}}
+{{- fail "fcm.projectId is required with fcm.adc.enabled" -}}
+{{- end -}}
+{{- if and (or $adc.credentialConfig.configMap $adc.federatedToken.audience) (not $adc.enabled) -}}
+{{- fail "fcm.adc.enabled is required with fcm.adc.credentialConfig.configMap or fcm.adc.federatedToken.audience" -}}
 {{- end -}}
 {{- if and $v.unifiedPush.vapid.subject (not $v.unifiedPush.vapid.privateKey.existingSecret) -}}
 {{- fail "unifiedPush.vapid.privateKey.existingSecret is required with unifiedPush.vapid.subject" -}}
@@ -211,6 +233,12 @@ files. Nothing another process reads.
 {{- include "zippchat-push.envVar" (dict "name" "JWT_AUDIENCE" "value" $v.jwt.audience) }}
 {{- end }}
 {{- if eq $c "worker" }}
+{{- if $v.fcm.adc.enabled }}
+{{- include "zippchat-push.envVar" (dict "name" "FCM_USE_ADC" "value" "true") }}
+{{- if $v.fcm.adc.credentialConfig.configMap }}
+{{- include "zippchat-push.envVar" (dict "name" "GOOGLE_APPLICATION_CREDENTIALS" "value" "/var/run/zippchat-push/gcp/credential-config.json") }}
+{{- end }}
+{{- end }}
 {{- include "zippchat-push.envVar" (dict "name" "WORKER_METRICS_PORT" "value" $v.worker.metricsPort) }}
 {{- include "zippchat-push.envVar" (dict "name" "WORKER_SDK_METRICS_PORT" "value" $v.worker.sdkMetricsPort) }}
 {{- include "zippchat-push.envVar" (dict "name" "TEMPORAL_UI_URL" "value" $v.temporal.uiUrl) }}
@@ -260,6 +288,51 @@ files. Nothing another process reads.
 {{- end }}
 {{- end -}}
 
+{{/*
+The worker's Application Default Credentials files, none secret: the credential configuration
+(a ConfigMap) and the projected ServiceAccount token it exchanges (workload identity federation).
+*/}}
+{{- define "zippchat-push.adcVolumes" -}}
+{{- $adc := .root.Values.fcm.adc -}}
+{{- if and (eq .component "worker") $adc.enabled -}}
+{{- with $adc.credentialConfig.configMap }}
+- name: gcp-credential-config
+  configMap:
+    name: {{ . }}
+    defaultMode: 288
+    items:
+      - key: {{ $adc.credentialConfig.key }}
+        path: credential-config.json
+{{- end }}
+{{- with $adc.federatedToken.audience }}
+- name: federated-token
+  projected:
+    defaultMode: 288
+    sources:
+      - serviceAccountToken:
+          audience: {{ . | quote }}
+          expirationSeconds: {{ int $adc.federatedToken.expirationSeconds }}
+          path: token
+{{- end }}
+{{- end -}}
+{{- end -}}
+
+{{- define "zippchat-push.adcVolumeMounts" -}}
+{{- $adc := .root.Values.fcm.adc -}}
+{{- if and (eq .component "worker") $adc.enabled -}}
+{{- if $adc.credentialConfig.configMap }}
+- name: gcp-credential-config
+  mountPath: /var/run/zippchat-push/gcp
+  readOnly: true
+{{- end }}
+{{- if $adc.federatedToken.audience }}
+- name: federated-token
+  mountPath: /var/run/zippchat-push/federated-token
+  readOnly: true
+{{- end }}
+{{- end -}}
+{{- end -}}
+
 {{- define "zippchat-push.secretVolumeMounts" -}}
 {{- range $file := fromYamlArray (include "zippchat-push.secretFiles" .) }}
 - name: {{ $file.name }}
@@ -287,7 +360,7 @@ metadata:
     {{- toYaml . | nindent 4 }}
   {{- end }}
 spec:
-  serviceAccountName: {{ include "zippchat-push.serviceAccountName" $root }}
+  serviceAccountName: {{ if eq .component "worker" }}{{ include "zippchat-push.workerServiceAccountName" $root }}{{ else }}{{ include "zippchat-push.serviceAccountName" $root }}{{ end }}
   # No process talks to the Kubernetes API.
   automountServiceAccountToken: false
   {{- with $v.imagePullSecrets }}
@@ -352,6 +425,9 @@ spec:
         {{- with include "zippchat-push.secretVolumeMounts" . | trim }}
         {{- . | nindent 8 }}
         {{- end }}
+        {{- with include "zippchat-push.adcVolumeMounts" . | trim }}
+        {{- . | nindent 8 }}
+        {{- end }}
         {{- with $cv.extraVolumeMounts }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
@@ -360,6 +436,9 @@ spec:
       emptyDir:
         sizeLimit: 64Mi
     {{- with include "zippchat-push.secretVolumes" . | trim }}
+    {{- . | nindent 4 }}
+    {{- end }}
+    {{- with include "zippchat-push.adcVolumes" . | trim }}
     {{- . | nindent 4 }}
     {{- end }}
     {{- with $cv.extraVolumes }}
