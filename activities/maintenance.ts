@@ -19,11 +19,12 @@ import { z } from 'zod';
 import type { WakePolicy } from '../workflows/wake-policy.js';
 import type { DatabasePool } from '../src/db/pool.js';
 import type { Logger } from '../src/log.js';
-import { registrationWorkflowId } from '../temporal/names.js';
+import { parseRegistrationWorkflowId, registrationWorkflowId } from '../temporal/names.js';
+import { settleAll } from '../src/concurrency.js';
 import { announceDeleted, announcePending, startIfMissing } from '../temporal/registration-workflows.js';
 import { runSlice, type SliceInput, type SliceResult, type WindowResult } from './maintenance-scan.js';
 import { healed, missingWorkflowsStarted, orphanWorkflowsEnded, pendingRowsPruned, processedEventsPruned, prunes } from './metrics.js';
-import { listRunningRegistrations, parseRegistrationWorkflowId } from './workflow-list.js';
+import { listRunningRegistrations } from './workflow-list.js';
 import { transportNameSchema } from '../src/domain.js';
 import type { DeviceIdentity } from '../src/domain.js';
 
@@ -181,7 +182,7 @@ export function createMaintenanceActivities(deps: MaintenanceActivityDeps) {
           ? []
           : [{ userId: r.user_id, deviceId: r.device_id, transport: r.transport }],
       );
-      const failed = await forEachBounded(stranded, (d) => announcePending(deps.temporal, deps.taskQueue, d, d.transport));
+      const failed = await signalEach(stranded, (d) => announcePending(deps.temporal, deps.taskQueue, d, d.transport));
       if (failed > 0) throw new Error(`could not signal ${failed} of ${stranded.length} stranded registrations`);
       healed.inc(stranded.length);
       signalled += stranded.length;
@@ -239,7 +240,7 @@ export function createMaintenanceActivities(deps: MaintenanceActivityDeps) {
           )}) AS w(user_id, device_id)
           WHERE NOT EXISTS (SELECT 1 FROM push_registrations r WHERE r.user_id = w.user_id AND r.device_id = w.device_id)`);
         const devices = orphans.map(device);
-        const failed = await forEachBounded(devices, (d) => announceDeleted(deps.temporal, d));
+        const failed = await signalEach(devices, (d) => announceDeleted(deps.temporal, d));
         if (failed > 0) log.warn({ failed }, 'could not tell some orphaned workflows to end; the next pass tries again');
         orphanWorkflowsEnded.inc(devices.length - failed);
         ended += devices.length - failed;
@@ -271,7 +272,7 @@ export function createMaintenanceActivities(deps: MaintenanceActivityDeps) {
         running.add(w.workflowId);
       const missing = rows.filter((r) => !running.has(registrationWorkflowId(r.user_id, r.device_id)));
       let startedHere = 0;
-      const failed = await forEachBounded(missing, async (r) => {
+      const failed = await signalEach(missing, async (r) => {
         if (await startIfMissing(deps.temporal, deps.taskQueue, device(r), r.transport)) startedHere++;
       });
       if (failed > 0) throw new Error(`could not start ${failed} of ${missing.length} missing registration workflows`);
@@ -289,7 +290,7 @@ export function createMaintenanceActivities(deps: MaintenanceActivityDeps) {
     log.info({ count: devices.length, reason }, 'registrations pruned');
     // The rows are gone whatever happens next; a workflow that misses its stop signal is
     // found by the orphan scan, so a failed signal is logged, not retried.
-    const failed = await forEachBounded(devices, (d) => announceDeleted(deps.temporal, d));
+    const failed = await signalEach(devices, (d) => announceDeleted(deps.temporal, d));
     if (failed > 0) log.warn({ failed, reason }, "could not tell some pruned registrations' workflows to end");
   }
 
@@ -322,12 +323,6 @@ function device(row: { user_id: string; device_id: string }): DeviceIdentity {
 }
 
 /** Runs `work` over `items`, at most 16 at a time; returns how many failed. */
-async function forEachBounded<T>(items: readonly T[], work: (item: T) => Promise<void>, concurrency = 16): Promise<number> {
-  let next = 0;
-  let failed = 0;
-  const worker = async () => {
-    while (next < items.length) await work(items[next++]!).catch(() => void failed++);
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
-  return failed;
+async function signalEach<T>(items: readonly T[], work: (item: T) => Promise<void>): Promise<number> {
+  return (await settleAll(items, 16, work)).length;
 }

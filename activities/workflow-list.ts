@@ -5,7 +5,6 @@
  */
 import type { Client } from '@temporalio/client';
 import { registrationWorkflowType } from '../temporal/names.js';
-import type { DeviceIdentity } from '../src/domain.js';
 
 export interface ListedWorkflow {
   readonly workflowId: string;
@@ -30,12 +29,6 @@ export async function* listRunningRegistrations(client: Client, options: ListOpt
   for await (const info of client.workflow.list({ query: clauses.join(' AND '), pageSize: options.pageSize })) {
     yield { workflowId: info.workflowId, startedAt: rfc3339Nanos(info.raw.startTime, info.startTime) };
   }
-}
-
-/** `push-device:<user_id>:<device_id>` → the device; the user id is decimal, the device id may hold ':'. */
-export function parseRegistrationWorkflowId(workflowId: string): DeviceIdentity | undefined {
-  const match = /^push-device:(\d{1,19}):(.+)$/s.exec(workflowId);
-  return match === null ? undefined : { userId: match[1]!, deviceId: match[2]! };
 }
 
 /** A string literal of Temporal's list-filter language. */

@@ -4,7 +4,7 @@
  * keys (which starts the device's workflow), `POST /api/push/drain`.
  */
 import type { Client } from '@temporalio/client';
-import { settleAll } from '../src/bridge/concurrency.js';
+import { settleAll } from '../src/concurrency.js';
 import { deviceApi, type DeviceApi } from '../simulator/api-client.js';
 import { signDeviceJwt } from '../simulator/dev-token.js';
 import { registrationWorkflowId } from '../temporal/names.js';

@@ -9,6 +9,12 @@ export function registrationWorkflowId(userId: string, deviceId: string): string
   return `push-device:${userId}:${deviceId}`;
 }
 
+/** The device of a `registrationWorkflowId`, or undefined for any other id. */
+export function parseRegistrationWorkflowId(workflowId: string): { readonly userId: string; readonly deviceId: string } | undefined {
+  const match = /^push-device:(\d{1,19}):(.+)$/s.exec(workflowId);
+  return match === null ? undefined : { userId: match[1]!, deviceId: match[2]! };
+}
+
 export const registrationWorkflowType = 'registrationWorkflow';
 export const maintenanceWorkflowType = 'maintenanceWorkflow';
 export const maintenanceScheduleId = 'push-maintenance';

@@ -4,7 +4,7 @@
  * PostgreSQL and no Temporal in the way. The endpoints and keys arrive over IPC and are never
  * written anywhere.
  */
-import { settleAll } from '../../src/bridge/concurrency.js';
+import { settleAll } from '../../src/concurrency.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log.js';
 import { createTransports } from '../../src/transports/index.js';

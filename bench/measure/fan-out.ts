@@ -12,7 +12,7 @@
  * On the stack's engine: the dev server (section `fan-out`) or the real Temporal server
  * (`fan-out-server`); `compareEngines` puts the two side by side when both ran.
  */
-import { settleAll } from '../../src/bridge/concurrency.js';
+import { settleAll } from '../../src/concurrency.js';
 import type { DistributorMessage } from '../../simulator/distributor.js';
 import { registrationWorkflowId } from '../../temporal/names.js';
 import type { FloorRegistration, FloorRun } from '../children/floor-sender.js';

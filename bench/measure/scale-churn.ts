@@ -16,7 +16,7 @@
 import proto from '@temporalio/proto';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { settleAll } from '../../src/bridge/concurrency.js';
+import { settleAll } from '../../src/concurrency.js';
 import { registrationWorkflowId } from '../../temporal/names.js';
 import { announcePending, announceRegistration } from '../../temporal/registration-workflows.js';
 import { settledHistoryLengths, withApi, type ApiDevice } from '../devices.js';

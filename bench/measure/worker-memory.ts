@@ -6,7 +6,7 @@
  * sticky-cache gauge as the proof of what is cached.
  */
 import { readFileSync } from 'node:fs';
-import { settleAll } from '../../src/bridge/concurrency.js';
+import { settleAll } from '../../src/concurrency.js';
 import { announceRegistration } from '../../temporal/registration-workflows.js';
 import { settledHistoryLengths } from '../devices.js';
 import type { DistributorTap } from '../distributor-tap.js';

@@ -8,7 +8,7 @@ import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { announcePending } from '../../temporal/registration-workflows.js';
 import { transportNameSchema, type DeviceIdentity, type TransportName } from '../domain.js';
-import { settleAll } from './concurrency.js';
+import { settleAll } from '../concurrency.js';
 import { bridgeMetrics } from './metrics.js';
 
 export interface DeviceToSignal extends DeviceIdentity {

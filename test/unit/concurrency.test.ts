@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Semaphore, settleAll } from '../../../src/bridge/concurrency.js';
-import { retryDelayMs } from '../../../src/bridge/handle-event.js';
+import { Semaphore, settleAll } from '../../src/concurrency.js';
+import { retryDelayMs } from '../../src/bridge/handle-event.js';
 
 describe('Semaphore', () => {
   it('admits up to its limit, then queues in arrival order', async () => {

@@ -1,4 +1,4 @@
-/** Small concurrency tools for the bridge: a counting semaphore and a bounded parallel map. */
+/** Small concurrency tools: a counting semaphore and a bounded parallel map (the one way this service runs work at most N at a time). */
 
 /** At most `limit` holders at once; `acquire` waits (in arrival order) for a free slot. */
 export class Semaphore {
