@@ -1,10 +1,9 @@
-import { loadConfig } from '../config/index.js';
-import { runService } from '../lifecycle.js';
-import { createLogger } from '../log.js';
-import { startApi } from '../api/index.js';
+/**
+ * Entry point of the api: device endpoints, device revocation, /healthz, /readyz, /metrics (src/main/api.ts).
+ * The runtime is checked first; the rest is imported only after, as an older Node fails while
+ * loading it (see src/runtime.ts). Keep this file to the check and the one dynamic import.
+ */
+import { requireRuntime } from '../runtime.js';
 
-runService('api', async () => {
-  const config = loadConfig('api');
-  const api = await startApi(config, createLogger({ level: config.logLevel, name: 'api' }));
-  return () => api.stop();
-});
+requireRuntime('api');
+await import('../main/api.js');

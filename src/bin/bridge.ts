@@ -1,10 +1,9 @@
-import { loadConfig } from '../config/index.js';
-import { runService } from '../lifecycle.js';
-import { createLogger } from '../log.js';
-import { startBridge } from '../bridge/index.js';
+/**
+ * Entry point of the bridge: JetStream MESSAGE_CREATE events to pending rows and workflow signals (src/main/bridge.ts).
+ * The runtime is checked first; the rest is imported only after, as an older Node fails while
+ * loading it (see src/runtime.ts). Keep this file to the check and the one dynamic import.
+ */
+import { requireRuntime } from '../runtime.js';
 
-runService('bridge', async () => {
-  const config = loadConfig('bridge');
-  const bridge = await startBridge(config, createLogger({ level: config.logLevel, name: 'bridge' }));
-  return () => bridge.stop();
-});
+requireRuntime('bridge');
+await import('../main/bridge.js');

@@ -1,10 +1,9 @@
-import { loadConfig } from '../config/index.js';
-import { runService } from '../lifecycle.js';
-import { createLogger } from '../log.js';
-import { startWorker } from '../worker/index.js';
+/**
+ * Entry point of the Temporal worker: registration and maintenance workflows, the wakes they send (src/main/worker.ts).
+ * The runtime is checked first; the rest is imported only after, as an older Node fails while
+ * loading it (see src/runtime.ts). Keep this file to the check and the one dynamic import.
+ */
+import { requireRuntime } from '../runtime.js';
 
-runService('worker', async () => {
-  const config = loadConfig('worker');
-  const worker = await startWorker(config, createLogger({ level: config.logLevel, name: 'worker' }));
-  return () => worker.stop();
-});
+requireRuntime('worker');
+await import('../main/worker.js');
