@@ -122,11 +122,15 @@ describe('the service on the real Temporal server with mTLS', () => {
     const { TEMPORAL_TLS_CERT_FILE: _c, TEMPORAL_TLS_KEY_FILE: _k, ...withoutCertificate } = env;
     const other = await (await createCertificateAuthority(`${inject('stackDir')}/other-ca`, 'other')).issue('intruder', { usage: 'client' });
     const cases = [
-      ['no client certificate', withoutCertificate, 'the frontend requires a client certificate: TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE'],
+      [
+        'no client certificate',
+        withoutCertificate,
+        'certificate required (it requires a client certificate: TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE)',
+      ],
       [
         'a certificate from another CA',
         { ...env, TEMPORAL_TLS_CERT_FILE: other.certFile, TEMPORAL_TLS_KEY_FILE: other.keyFile },
-        'the frontend does not trust the CA of our client certificate',
+        'unknown ca (it does not trust the CA of our client certificate: TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE)',
       ],
     ] as const;
     for (const [what, variables, reason] of cases) {
@@ -136,7 +140,7 @@ describe('the service on the real Temporal server with mTLS', () => {
         setTimeout(() => resolve('still running after 60 s'), 60_000).unref();
       });
       expect(code, `${what}: ${worker.output()}`).toBe(1);
-      expect(worker.output(), what).toBe(`worker: TLS handshake with the Temporal frontend failed (${reason})\n`);
+      expect(worker.output(), what).toBe(`worker: TLS handshake with the Temporal frontend refused by the peer: alert ${reason}\n`);
       await worker.stop();
     }
   });
@@ -161,7 +165,7 @@ describe('the service on the real Temporal server with mTLS', () => {
       expect(line).toMatchObject({
         check: 'temporal',
         reason:
-          'TLS handshake with the Temporal frontend failed (the frontend requires a client certificate: TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE)',
+          'TLS handshake with the Temporal frontend refused by the peer: alert certificate required (it requires a client certificate: TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE)',
       });
     } finally {
       expect(await api.stop()).toBe(0);
