@@ -4,12 +4,19 @@
  * read here, down the error's `cause` chain:
  * - `alert`: the peer refused our TLS handshake and said why ("bad certificate": look at our
  *   client certificate, not at the network);
- * - `closed`: the peer closed or reset the connection during the handshake, without an alert;
+ * - `closed`: the peer closed or reset the connection without an alert (`duringTls`: before
+ *   the TLS handshake was complete, as a server that refuses a certificate without saying so);
  * - `no-answer`: nothing answered (connection refused, host not found, timeout).
  * Our own refusal of the peer's certificate is the caller's to name: it knows the setting.
  */
 export type ConnectionFailure =
-  { readonly kind: 'alert'; readonly alert: string } | { readonly kind: 'closed' } | { readonly kind: 'no-answer'; readonly why: string };
+  | { readonly kind: 'alert'; readonly alert: string }
+  | { readonly kind: 'closed'; readonly duringTls: boolean }
+  | { readonly kind: 'no-answer'; readonly why: string };
+
+const closed =
+  /ECONNRESET|ConnectionReset|EPIPE|BrokenPipe|UnexpectedEof|tls handshake eof|socket disconnected before secure TLS|Connection terminated unexpectedly/i;
+const closedDuringTls = /before secure TLS|tls handshake eof|without sending TLS close_notify/i;
 
 export function connectionFailure(error: unknown): ConnectionFailure | undefined {
   const text = errorText(error);
@@ -17,13 +24,7 @@ export function connectionFailure(error: unknown): ConnectionFailure | undefined
   if (alert !== undefined) return { kind: 'alert', alert };
   const why = noAnswer(text);
   if (why !== undefined) return { kind: 'no-answer', why };
-  if (
-    /ECONNRESET|ConnectionReset|EPIPE|BrokenPipe|UnexpectedEof|tls handshake eof|socket disconnected before secure TLS|Connection terminated unexpectedly/i.test(
-      text,
-    )
-  ) {
-    return { kind: 'closed' };
-  }
+  if (closed.test(text)) return { kind: 'closed', duringTls: closedDuringTls.test(text) };
   return undefined;
 }
 
@@ -71,7 +72,7 @@ export function alertHint(alert: string, certificate: string): string | undefine
   if (alert === 'unknown ca') return `it does not trust the CA of our client certificate: ${certificate}`;
   if (alert === 'certificate expired') return `our client certificate has expired: ${certificate}`;
   if (/certificate|access denied/.test(alert)) return `it does not accept our client certificate: ${certificate}`;
-  if (alert === 'handshake failure') return `no protocol in common, or (TLS 1.2) a client certificate it requires: ${certificate}`;
+  if (alert === 'handshake failure') return `TLS 1.2's answer to a missing client certificate: ${certificate}; or no cipher in common`;
   return undefined;
 }
 

@@ -39,7 +39,7 @@ export async function explainTemporalFailure(error: unknown, options: TemporalCo
   if (/UNAUTHENTICATED|PERMISSION_DENIED|Request unauthorized|invalid API key/i.test(text)) {
     return 'the Temporal frontend refused our credentials (TEMPORAL_API_KEY or the client certificate)';
   }
-  const failure = connectionFailure(text);
+  const failure = connectionFailure(error);
   if (failure?.kind === 'no-answer' && failure.why !== 'timeout') return `${frontend} at ${options.address} did not answer (${failure.why})`;
   // A reset, a timeout or nothing said: the probe tells which stage failed, and sees an alert
   // the SDK may have lost to the reset that followed it.
@@ -59,7 +59,7 @@ function describeProbeError(error: Error, options: TemporalConnectionOptions): s
   if (alert !== undefined) return describeAlert(frontend, alert, clientCertificate);
   const ours = ourRefusal(text);
   if (ours !== undefined) return `TLS handshake with ${frontend} failed (${ours})`;
-  const failure = connectionFailure(text);
+  const failure = connectionFailure(error);
   if (failure?.kind === 'no-answer') return `${frontend} at ${options.address} did not answer (${failure.why})`;
   if (failure?.kind === 'closed') return closedMessage(options);
   return `the connection to ${frontend} at ${options.address} failed: ${error.message.split('\n')[0]}`;

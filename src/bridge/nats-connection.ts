@@ -50,7 +50,10 @@ export function describeNatsFailure(error: unknown): string {
   if (reason !== undefined) return `TLS with NATS failed: ${reason}`;
   if (failure?.kind === 'no-answer') return `NATS did not answer (${failure.why})`;
   if (/CONNECTION_REFUSED/i.test(text)) return 'NATS did not answer (connection refused)';
-  if (failure?.kind === 'closed')
-    return 'NATS closed the connection (if during TLS, does it accept our client certificate? NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE)';
+  if (failure?.kind === 'closed') {
+    return failure.duringTls
+      ? 'NATS closed the connection during the TLS handshake, without an alert (does it accept our client certificate? NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE)'
+      : 'NATS closed the connection';
+  }
   return `NATS connection failed: ${text.split('\n')[0]!.trim()}`;
 }

@@ -38,10 +38,10 @@ export function describeDatabaseFailure(error: unknown): DatabaseFailure {
   }
   if (failure?.kind === 'no-answer') return { reason: `PostgreSQL did not answer (${failure.why})`, permanent: false };
   if (failure?.kind === 'closed') {
-    return {
-      reason: `PostgreSQL closed the connection (if during TLS, does it accept our client certificate? ${clientCertificate})`,
-      permanent: false,
-    };
+    const reason = failure.duringTls
+      ? `PostgreSQL closed the connection during the TLS handshake, without an alert (does it accept our client certificate? ${clientCertificate})`
+      : 'PostgreSQL closed the connection';
+    return { reason, permanent: false };
   }
   return unexpected(error);
 }

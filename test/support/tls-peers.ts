@@ -2,7 +2,8 @@
  * Local servers that fail a client's connection in each way a peer can, for the tests of what
  * the processes then say: a TLS server that demands a client certificate from our CA (node:tls,
  * `requestCert`; it alerts "certificate required" when none is sent and closes without an alert
- * when it refuses the one sent), a peer that answers every ClientHello with a given TLS alert,
+ * when it refuses the one sent), a peer that answers every ClientHello with a given TLS alert
+ * (or closes),
  * one that accepts the TCP connection and never answers, and a port where nothing listens.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -97,9 +98,12 @@ export const natsPreamble: Preamble = {
   greeting: Buffer.from(`INFO ${JSON.stringify({ server_id: 'peer', version: '2.10.0', proto: 1, tls_required: true, max_payload: 1_048_576 })}\r\n`),
 };
 
-/** Answers every ClientHello with a fatal TLS alert (RFC 8446 §6: level 2, `alert`). */
-export function startAlertingPeer(alert: number, preamble: Preamble = {}): Promise<Peer> {
-  const record = Buffer.from([0x15, 0x03, 0x03, 0x00, 0x02, 0x02, alert]);
+/**
+ * Answers every ClientHello with a fatal TLS alert (RFC 8446 §6: level 2, `alert`), or with
+ * `'close'` closes the connection without one.
+ */
+export function startAlertingPeer(alert: number | 'close', preamble: Preamble = {}): Promise<Peer> {
+  const record = alert === 'close' ? Buffer.alloc(0) : Buffer.from([0x15, 0x03, 0x03, 0x00, 0x02, 0x02, alert]);
   const server = createTcpServer((socket) => {
     socket.on('error', () => undefined);
     if (preamble.greeting !== undefined) socket.write(preamble.greeting);

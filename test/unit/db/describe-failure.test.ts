@@ -57,6 +57,14 @@ describe('a PostgreSQL that cannot be used', () => {
     );
   });
 
+  it('closes the connection in the TLS handshake without an alert: said so, and which settings to look at', async () => {
+    const peer = await started(startAlertingPeer('close', postgresPreamble));
+    const url = `postgres://push@${peer.address}/push?sslmode=verify-full&sslrootcert=${pki.ca.caFile}&sslcert=${pki.client.certFile}&sslkey=${pki.client.keyFile}`;
+    expect(await startupLine(url)).toBe(
+      'PostgreSQL closed the connection during the TLS handshake, without an alert (does it accept our client certificate? sslcert and sslkey in DATABASE_URL)',
+    );
+  });
+
   it('does not answer: no answer, timeout', async () => {
     const peer = await started(startSilentPeer());
     expect(await startupLine(`postgres://push@${peer.address}/push`)).toBe('PostgreSQL did not answer (timeout)');

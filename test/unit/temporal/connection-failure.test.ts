@@ -81,7 +81,7 @@ describe('a Temporal frontend that cannot be used', () => {
 
   it('speaks TLS 1.2 and demands a client certificate: its alert, handshake failure, names the certificate too', async () => {
     const peer = await started(startCertificateDemandingPeer(pki, { maxVersion: 'TLSv1.2' }));
-    const line = `TLS handshake with the Temporal frontend refused by the peer: alert handshake failure (no protocol in common, or (TLS 1.2) a client certificate it requires: ${certificate})`;
+    const line = `TLS handshake with the Temporal frontend refused by the peer: alert handshake failure (TLS 1.2's answer to a missing client certificate: ${certificate}; or no cipher in common)`;
     expect(await reasons(settings(peer.address, 'none'))).toEqual({ worker: line, readiness: line });
   });
 
