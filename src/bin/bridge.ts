@@ -1,7 +1,8 @@
 /**
- * Entry point of the bridge: JetStream MESSAGE_CREATE events to pending rows and workflow signals (src/main/bridge.ts).
- * The runtime is checked first; the rest is imported only after, as an older Node fails while
- * loading it (see src/runtime.ts). Keep this file to the check and the one dynamic import.
+ * The bridge entry point — JetStream MESSAGE_CREATE events to pending rows and workflow signals.
+ * It checks the runtime first and only then imports src/main/bridge.ts: on an older Node the
+ * rest fails while loading, before any check of its own could run (see src/runtime.ts). Keep
+ * this file to the check and the one dynamic import.
  */
 import { requireRuntime } from '../runtime.js';
 

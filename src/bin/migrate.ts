@@ -1,7 +1,8 @@
 /**
- * Entry point of `migrate [up | down [N] | force VERSION] [--host-standin]` (src/main/migrate.ts).
- * The runtime is checked first; the rest is imported only after, as an older Node fails while
- * loading it (see src/runtime.ts). Keep this file to the check and the one dynamic import.
+ * The migrate entry point — `migrate [up | down [N] | force VERSION] [--host-standin]`.
+ * It checks the runtime first and only then imports src/main/migrate.ts: on an older Node the
+ * rest fails while loading, before any check of its own could run (see src/runtime.ts). Keep
+ * this file to the check and the one dynamic import.
  */
 import { requireRuntime } from '../runtime.js';
 

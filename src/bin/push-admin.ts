@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
- * Entry point of `push-admin …`: inspect a device, count registrations, prune one (src/main/push-admin.ts).
- * The runtime is checked first; the rest is imported only after, as an older Node fails while
- * loading it (see src/runtime.ts). Keep this file to the check and the one dynamic import.
+ * The push-admin entry point — `push-admin …`: inspect a device, count registrations, prune one.
+ * It checks the runtime first and only then imports src/main/push-admin.ts: on an older Node the
+ * rest fails while loading, before any check of its own could run (see src/runtime.ts). Keep
+ * this file to the check and the one dynamic import.
  */
 import { requireRuntime } from '../runtime.js';
 

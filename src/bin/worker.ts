@@ -1,7 +1,8 @@
 /**
- * Entry point of the Temporal worker: registration and maintenance workflows, the wakes they send (src/main/worker.ts).
- * The runtime is checked first; the rest is imported only after, as an older Node fails while
- * loading it (see src/runtime.ts). Keep this file to the check and the one dynamic import.
+ * The worker entry point — registration and maintenance workflows, and the wakes they send.
+ * It checks the runtime first and only then imports src/main/worker.ts: on an older Node the
+ * rest fails while loading, before any check of its own could run (see src/runtime.ts). Keep
+ * this file to the check and the one dynamic import.
  */
 import { requireRuntime } from '../runtime.js';
 
