@@ -32,10 +32,8 @@ export function temporalConnectionOptions(settings: Pick<TemporalSettings, 'addr
 /** Why a call to the frontend failed, for logs and start-up errors. */
 export async function explainTemporalFailure(error: unknown, options: TemporalConnectionOptions): Promise<string> {
   const text = errorText(error);
-  const alert = peerAlert(text);
-  if (alert !== undefined) return describeAlert(frontend, alert, clientCertificate);
-  const ours = ourRefusal(text);
-  if (ours !== undefined) return `TLS handshake with ${frontend} failed (${ours})`;
+  const refusal = handshakeRefusal(text);
+  if (refusal !== undefined) return refusal;
   if (/UNAUTHENTICATED|PERMISSION_DENIED|Request unauthorized|invalid API key/i.test(text)) {
     return 'the Temporal frontend refused our credentials (TEMPORAL_API_KEY or the client certificate)';
   }
@@ -52,13 +50,18 @@ export async function explainTemporalFailure(error: unknown, options: TemporalCo
 const frontend = 'the Temporal frontend';
 const clientCertificate = 'TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE';
 
-/** A failure of the probe's own connection, from its error. */
-function describeProbeError(error: Error, options: TemporalConnectionOptions): string {
-  const text = errorText(error);
+/** The frontend's alert, or our refusal of its certificate, when the text names either. */
+function handshakeRefusal(text: string): string | undefined {
   const alert = peerAlert(text);
   if (alert !== undefined) return describeAlert(frontend, alert, clientCertificate);
   const ours = ourRefusal(text);
-  if (ours !== undefined) return `TLS handshake with ${frontend} failed (${ours})`;
+  return ours === undefined ? undefined : `TLS handshake with ${frontend} failed (${ours})`;
+}
+
+/** A failure of the probe's own connection, from its error. */
+function describeProbeError(error: Error, options: TemporalConnectionOptions): string {
+  const refusal = handshakeRefusal(errorText(error));
+  if (refusal !== undefined) return refusal;
   const failure = connectionFailure(error);
   if (failure?.kind === 'no-answer') return `${frontend} at ${options.address} did not answer (${failure.why})`;
   if (failure?.kind === 'closed') return closedMessage(options);
