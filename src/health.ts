@@ -35,7 +35,11 @@ export async function checkReadiness(checks: Readonly<Record<string, Check>>, ti
       return withTimeout(attempt, timeoutMs).then(
         () => 'ok' as const,
         () => {
-          if (!settled && log !== undefined) reportFailing(log, name, `no answer within ${timeoutMs} ms`);
+          // A check that never settles says nothing by itself. Its own reason, when late, is
+          // the better line (above), so silence is reported only after as long again.
+          if (!settled && log !== undefined) {
+            setTimeout(() => settled || reportFailing(log, name, `no answer within ${2 * timeoutMs} ms`), timeoutMs).unref();
+          }
           return 'failing' as const;
         },
       );

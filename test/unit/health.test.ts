@@ -51,8 +51,17 @@ describe('readiness', () => {
   it('a check that never answers is failing, and the log says it did not answer', async () => {
     const { log, lines } = capturingLog();
     const readiness = await checkReadiness({ postgres: () => new Promise<void>(() => undefined) }, 50, log);
-    await settle();
     expect(readiness.checks).toEqual({ postgres: 'failing' });
-    expect(lines.map((l) => ({ check: l.check, reason: l.reason }))).toEqual([{ check: 'postgres', reason: 'no answer within 50 ms' }]);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(lines.map((l) => ({ check: l.check, reason: l.reason }))).toEqual([{ check: 'postgres', reason: 'no answer within 100 ms' }]);
+  });
+
+  it('a check that answers late logs its own reason, not that it did not answer', async () => {
+    const { log, lines } = capturingLog();
+    const late = () => new Promise<void>((_, reject) => setTimeout(() => reject(new Error('PostgreSQL did not answer (connection refused)')), 70));
+    const readiness = await checkReadiness({ postgres: late }, 50, log);
+    expect(readiness.checks).toEqual({ postgres: 'failing' });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(lines.map((l) => l.reason)).toEqual(['PostgreSQL did not answer (connection refused)']);
   });
 });
