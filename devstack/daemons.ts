@@ -3,7 +3,7 @@
  * `make down` (another process) can stop exactly what `make up` started and nothing else.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 export interface DaemonSpec {
@@ -128,4 +128,63 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
     }
     await sleep(200);
   }
+}
+
+/** A daemon just started, and how to tell that it is ready. */
+export interface Starting {
+  readonly name: string;
+  readonly pid: number;
+  /** The size of its log before it started: what follows is this run's output. */
+  readonly logFrom: number;
+  /** Where to look for more, in the messages. */
+  readonly what: string;
+  ready(): Promise<boolean>;
+}
+
+/** The size of a daemon's log now (0 when there is none yet): pass it to `waitUntilReady`. */
+export function logSize(dir: string, name: string): number {
+  const file = logFile(dir, name);
+  return existsSync(file) ? statSync(file).size : 0;
+}
+
+/**
+ * Waits until every daemon is ready. A daemon that exits meanwhile ends the wait at once, with
+ * what it wrote since it started — a process that refuses its settings exits at start with one
+ * line saying why, and would otherwise be polled for readiness until the deadline.
+ */
+export async function waitUntilReady(dir: string, daemons: readonly Starting[], timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const waiting = new Set(daemons);
+  while (waiting.size > 0) {
+    for (const daemon of daemons) {
+      if (!isAlive(daemon.pid)) throw new Error(`${daemon.name} exited while starting: ${outputSince(dir, daemon)}`);
+    }
+    for (const daemon of [...waiting]) if (await daemon.ready().catch(() => false)) waiting.delete(daemon);
+    if (waiting.size === 0) return;
+    if (Date.now() > deadline) {
+      const late = [...waiting];
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${late.map((d) => d.what).join(', ')}`);
+    }
+    await sleep(200);
+  }
+}
+
+/** The last lines a daemon wrote since `logFrom` (its one line, for a process that refused to start), and where its log is. */
+function outputSince(dir: string, daemon: Starting, maxLines = 20): string {
+  const file = logFile(dir, daemon.name);
+  let text = '';
+  if (existsSync(file)) {
+    const size = statSync(file).size;
+    const buffer = Buffer.alloc(Math.max(0, size - daemon.logFrom));
+    const fd = openSync(file, 'r');
+    try {
+      readSync(fd, buffer, 0, buffer.length, daemon.logFrom);
+    } finally {
+      closeSync(fd);
+    }
+    text = buffer.toString('utf8');
+  }
+  const lines = text.split('\n').filter((line) => line.trim() !== '');
+  const said = lines.length === 0 ? 'it wrote nothing' : lines.slice(-maxLines).join('\n');
+  return `${said}\n(log: ${file})`;
 }

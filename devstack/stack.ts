@@ -14,7 +14,7 @@ import { createDatabasePool } from '../src/db/pool.js';
 import { sql } from 'slonik';
 import { assembleStackEnvironment, type StackEnvironment } from './environment.js';
 import { projectRoot } from '../src/paths.js';
-import { logFile, startDaemon, stopDaemon, waitFor } from './daemons.js';
+import { logFile, logSize, startDaemon, stopDaemon, waitFor, waitUntilReady, type Starting } from './daemons.js';
 import { ensureDatabase, startBackingServices, stopEverything } from './services.js';
 import { createServiceAccount, serviceAccountFromKeyFile } from './stand-ins/google-oauth.js';
 import { findBinaries } from './tools.js';
@@ -88,24 +88,32 @@ export async function up(config: DevStackConfig): Promise<StackInfo> {
   const apiUrl = localUrl(host, inForce.PORT ?? '8080');
   const env: Record<string, string> = { API_URL: apiUrl, ...inForce };
   writeEnvFile(config.dir, env);
+  const readyz = {
+    api: `${apiUrl}/readyz`,
+    worker: `${localUrl(host, inForce.WORKER_METRICS_PORT ?? '9464')}/readyz`,
+    bridge: `${localUrl(host, inForce.BRIDGE_METRICS_PORT ?? '9465')}/readyz`,
+  };
+  const starting: Starting[] = [];
   for (const app of apps) {
     await stopDaemon(config.dir, app); // a new build replaces the running one
-    startDaemon(config.dir, {
+    const logFrom = logSize(config.dir, app);
+    const pid = startDaemon(config.dir, {
       name: app,
       command: process.execPath,
       args: [path.join(projectRoot, 'dist', 'src', 'bin', `${app}.js`)],
       env: { ...config.inherited, ...inForce },
       cwd: projectRoot,
     });
+    const url = readyz[app];
+    starting.push({
+      name: app,
+      pid,
+      logFrom,
+      what: `${app} at ${url} (log: ${logFile(config.dir, app)})`,
+      ready: async () => (await fetch(url, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined))?.status === 200,
+    });
   }
-  const ready = async (url: string) => (await fetch(url).catch(() => undefined))?.status === 200;
-  for (const [name, url] of [
-    ['api', `${apiUrl}/readyz`],
-    ['worker', `${localUrl(host, inForce.WORKER_METRICS_PORT ?? '9464')}/readyz`],
-    ['bridge', `${localUrl(host, inForce.BRIDGE_METRICS_PORT ?? '9465')}/readyz`],
-  ] as const) {
-    await waitFor(`${name} at ${url} (log: ${logFile(config.dir, name)})`, () => ready(url), 90_000);
-  }
+  await waitUntilReady(config.dir, starting, 90_000);
   return {
     env,
     environment,

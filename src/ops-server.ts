@@ -3,7 +3,7 @@
  * `GET /metrics` (the api serves the same three on its own port).
  */
 import { createServer, type Server } from 'node:http';
-import { checkReadiness, type Check } from './health.js';
+import { checkReadiness, reasonOf, type Check } from './health.js';
 import type { Logger } from './log.js';
 import { registry } from './metrics.js';
 
@@ -22,8 +22,14 @@ export async function startOpsServer(host: string, port: number, checks: Readonl
     if (req.method !== 'GET' && req.method !== 'HEAD') return reply(405, JSON.stringify({ error: 'method_not_allowed', message: 'GET only' }));
     if (path === '/healthz') return reply(200, JSON.stringify({ status: 'ok' }));
     if (path === '/readyz') {
-      void checkReadiness(checks, undefined, log).then((r) =>
-        reply(r.ready ? 200 : 503, JSON.stringify({ status: r.ready ? 'ready' : 'not_ready', checks: r.checks })),
+      checkReadiness(checks, undefined, log).then(
+        (r) => reply(r.ready ? 200 : 503, JSON.stringify({ status: r.ready ? 'ready' : 'not_ready', checks: r.checks })),
+        // Not expected (a failing check is a 503 above), but never a request left unanswered
+        // or a rejection that ends the process.
+        (error: unknown) => {
+          log?.error({ reason: reasonOf(error) }, 'readiness could not be checked');
+          reply(500, JSON.stringify({ error: 'internal', message: 'readiness could not be checked' }));
+        },
       );
       return;
     }

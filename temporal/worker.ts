@@ -4,8 +4,12 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import type { TemporalSettings } from '../src/config/index.js';
 import { projectRoot } from '../src/paths.js';
+import { StartupError } from '../src/startup-error.js';
+import { withTimeout } from '../src/with-timeout.js';
+import { explainTemporalFailure, temporalConnectionOptions } from './connection.js';
 
 export const workflowsSourcePath = path.join(projectRoot, 'workflows', 'index.ts');
 export const workflowBundlePath = path.join(projectRoot, 'dist', 'workflow-bundle.js');
@@ -36,4 +40,18 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     shutdownGraceTime: '20s',
     ...options.overrides,
   });
+}
+
+/**
+ * The worker's connection to the frontend, or a StartupError saying in one line why there is
+ * none. The SDK's connect has no time limit of its own: a frontend that accepts the TCP
+ * connection and never answers the TLS handshake would hold the worker at start, silent.
+ */
+export async function connectWorker(settings: Pick<TemporalSettings, 'address' | 'tls' | 'apiKey'>, timeoutMs = 20_000): Promise<NativeConnection> {
+  const options = temporalConnectionOptions(settings);
+  try {
+    return await withTimeout(NativeConnection.connect(options), timeoutMs, 'no connection');
+  } catch (error) {
+    throw new StartupError(await explainTemporalFailure(error, options));
+  }
 }

@@ -1,10 +1,10 @@
-import { loadConfig } from '../config/index.js';
-import { runService } from '../lifecycle.js';
-import { createLogger } from '../log.js';
-import { startApi } from '../api/index.js';
+/**
+ * The api entry point — the device endpoints, device revocation, /healthz, /readyz, /metrics.
+ * It checks the runtime first and only then imports src/main/api.ts: on an older Node the
+ * rest fails while loading, before any check of its own could run (see src/runtime.ts). Keep
+ * this file to the check and the one dynamic import.
+ */
+import { requireRuntime } from '../runtime.js';
 
-runService('api', async () => {
-  const config = loadConfig('api');
-  const api = await startApi(config, createLogger({ level: config.logLevel, name: 'api' }));
-  return () => api.stop();
-});
+requireRuntime('api');
+await import('../main/api.js');

@@ -1,10 +1,10 @@
-import { loadConfig } from '../config/index.js';
-import { runService } from '../lifecycle.js';
-import { createLogger } from '../log.js';
-import { startBridge } from '../bridge/index.js';
+/**
+ * The bridge entry point — JetStream MESSAGE_CREATE events to pending rows and workflow signals.
+ * It checks the runtime first and only then imports src/main/bridge.ts: on an older Node the
+ * rest fails while loading, before any check of its own could run (see src/runtime.ts). Keep
+ * this file to the check and the one dynamic import.
+ */
+import { requireRuntime } from '../runtime.js';
 
-runService('bridge', async () => {
-  const config = loadConfig('bridge');
-  const bridge = await startBridge(config, createLogger({ level: config.logLevel, name: 'bridge' }));
-  return () => bridge.stop();
-});
+requireRuntime('bridge');
+await import('../main/bridge.js');

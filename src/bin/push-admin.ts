@@ -1,22 +1,11 @@
 #!/usr/bin/env node
-/** `push-admin …`: inspect a device, count registrations, prune one (see src/operations/admin-cli.ts). */
-import { ConfigError, loadConfig } from '../config/index.js';
-import { adminUsage, AdminUsageError, parseAdminArgs, runAdmin } from '../operations/admin-cli.js';
+/**
+ * The push-admin entry point — `push-admin …`: inspect a device, count registrations, prune one.
+ * It checks the runtime first and only then imports src/main/push-admin.ts: on an older Node the
+ * rest fails while loading, before any check of its own could run (see src/runtime.ts). Keep
+ * this file to the check and the one dynamic import.
+ */
+import { requireRuntime } from '../runtime.js';
 
-async function main(args: readonly string[]): Promise<number> {
-  return runAdmin(
-    parseAdminArgs(args),
-    () => loadConfig('admin'),
-    (line) => process.stdout.write(`${line}\n`),
-  );
-}
-
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    if (error instanceof AdminUsageError) process.stderr.write(`push-admin: ${error.message}\n\n${adminUsage}\n`);
-    else if (error instanceof ConfigError) process.stderr.write(`${error.message}\n`);
-    else process.stderr.write(`push-admin: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(1);
-  },
-);
+requireRuntime('push-admin');
+await import('../main/push-admin.js');

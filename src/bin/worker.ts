@@ -1,10 +1,10 @@
-import { loadConfig } from '../config/index.js';
-import { runService } from '../lifecycle.js';
-import { createLogger } from '../log.js';
-import { startWorker } from '../worker/index.js';
+/**
+ * The worker entry point — registration and maintenance workflows, and the wakes they send.
+ * It checks the runtime first and only then imports src/main/worker.ts: on an older Node the
+ * rest fails while loading, before any check of its own could run (see src/runtime.ts). Keep
+ * this file to the check and the one dynamic import.
+ */
+import { requireRuntime } from '../runtime.js';
 
-runService('worker', async () => {
-  const config = loadConfig('worker');
-  const worker = await startWorker(config, createLogger({ level: config.logLevel, name: 'worker' }));
-  return () => worker.stop();
-});
+requireRuntime('worker');
+await import('../main/worker.js');

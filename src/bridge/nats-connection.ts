@@ -5,6 +5,7 @@
  */
 import { credsAuthenticator, type ConnectionOptions } from '@nats-io/transport-node';
 import type { NatsSettings } from '../config/index.js';
+import { connectionFailure, describeAlert, errorText } from '../connection-failure.js';
 
 export function natsConnectionOptions(settings: NatsSettings, name: string): ConnectionOptions {
   return {
@@ -29,14 +30,11 @@ function authOptions(auth: NatsSettings['auth']): Partial<ConnectionOptions> {
   }
 }
 
-/** A secret-free reason for a failed connection. */
+/** A secret-free reason for a failed connection: the TLS handshake refused by either side, refused credentials, or no answer. */
 export function describeNatsFailure(error: unknown): string {
-  const texts: string[] = [];
-  for (let cause: unknown = error, depth = 0; cause instanceof Error && depth < 5; depth++) {
-    texts.push(`${cause.message} ${(cause as { code?: string }).code ?? ''}`);
-    cause = (cause as { chainedError?: unknown }).chainedError ?? cause.cause;
-  }
-  const text = texts.join(' ');
+  const text = errorText(error);
+  const failure = connectionFailure(error);
+  if (failure?.kind === 'alert') return describeAlert('NATS', failure.alert, 'NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE');
   if (/Authorization Violation|AUTHORIZATION_VIOLATION|authentication/i.test(text)) return 'NATS refused our credentials (Authorization Violation)';
   const tls: Array<[RegExp, string]> = [
     [/certificate required|CERTIFICATE_REQUIRED/i, 'the server requires a client certificate: NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE'],
@@ -50,6 +48,12 @@ export function describeNatsFailure(error: unknown): string {
   ];
   const reason = tls.find(([pattern]) => pattern.test(text))?.[1];
   if (reason !== undefined) return `TLS with NATS failed: ${reason}`;
-  if (/CONNECTION_REFUSED|ECONNREFUSED|timeout|TIMEOUT/i.test(text)) return 'NATS is unreachable';
-  return 'NATS connection failed';
+  if (failure?.kind === 'no-answer') return `NATS did not answer (${failure.why})`;
+  if (/CONNECTION_REFUSED/i.test(text)) return 'NATS did not answer (connection refused)';
+  if (failure?.kind === 'closed') {
+    return failure.duringTls
+      ? 'NATS closed the connection during the TLS handshake, without an alert (does it accept our client certificate? NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE)'
+      : 'NATS closed the connection';
+  }
+  return `NATS connection failed: ${text.split('\n')[0]!.trim()}`;
 }

@@ -3,16 +3,13 @@
  * activities (PostgreSQL, the transports, a Temporal client for signals), the maintenance
  * Schedule, the transports' outage sharing and recovery loop, and the operations listener.
  */
-import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../../activities/index.js';
 import { createTemporalClient } from '../../temporal/client.js';
-import { explainTemporalFailure, temporalConnectionOptions } from '../../temporal/connection.js';
 import { ensureMaintenanceSchedule } from '../../temporal/schedule.js';
-import { createWorker } from '../../temporal/worker.js';
+import { connectWorker, createWorker } from '../../temporal/worker.js';
 import type { WorkerConfig } from '../config/index.js';
 import { checkDatabase } from '../db/check.js';
 import { openDatabase } from '../db/verify.js';
-import { StartupError } from '../startup-error.js';
 import type { Logger } from '../log.js';
 import { attachDatabaseGauges } from '../operations/metrics-collectors.js';
 import { installSdkMetrics } from '../operations/sdk-metrics.js';
@@ -33,9 +30,7 @@ export async function startWorker(config: WorkerConfig, log: Logger): Promise<Ru
   const transports = createTransports(config, log);
   transports.fcmTokens?.keepFresh(); // the expiry gauge and a refused credential show at start, not at the first wake
   const temporal = createTemporalClient(config.temporal);
-  const connection = await NativeConnection.connect(temporalConnectionOptions(config.temporal)).catch(async (error: unknown) => {
-    throw new StartupError(await explainTemporalFailure(error, temporalConnectionOptions(config.temporal)));
-  });
+  const connection = await connectWorker(config.temporal);
   const taskQueue = config.temporal.taskQueue;
   await ensureMaintenanceSchedule(temporal.client, { taskQueue });
   const worker = await createWorker({

@@ -6,6 +6,7 @@
  * an accepted client certificate is refused and says why in one line.
  */
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { jetstream } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -118,15 +119,26 @@ describe('the service on the real Temporal server with mTLS', () => {
     expect(completed.type).toBe('maintenanceWorkflow');
   });
 
-  it('refuses a worker without a client certificate, or with one from another CA, and the worker says why in one line', async () => {
+  it('refuses a worker without a client certificate, or with one it does not accept, and the worker says why in one line', async () => {
     const { TEMPORAL_TLS_CERT_FILE: _c, TEMPORAL_TLS_KEY_FILE: _k, ...withoutCertificate } = env;
     const other = await (await createCertificateAuthority(`${inject('stackDir')}/other-ca`, 'other')).issue('intruder', { usage: 'client' });
+    const tlsDir = path.dirname(env.TEMPORAL_TLS_CERT_FILE!);
     const cases = [
-      ['no client certificate', withoutCertificate, 'the frontend requires a client certificate: TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE'],
+      [
+        'no client certificate',
+        withoutCertificate,
+        'certificate required (it requires a client certificate: TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE)',
+      ],
       [
         'a certificate from another CA',
         { ...env, TEMPORAL_TLS_CERT_FILE: other.certFile, TEMPORAL_TLS_KEY_FILE: other.keyFile },
-        'the frontend does not trust the CA of our client certificate',
+        'unknown ca (it does not trust the CA of our client certificate: TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE)',
+      ],
+      [
+        // The frontend's own certificate: our CA's, but made for servers, not clients.
+        'a certificate of our CA not made for clients',
+        { ...env, TEMPORAL_TLS_CERT_FILE: path.join(tlsDir, 'frontend.pem'), TEMPORAL_TLS_KEY_FILE: path.join(tlsDir, 'frontend-key.pem') },
+        'bad certificate (it does not accept our client certificate: TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE)',
       ],
     ] as const;
     for (const [what, variables, reason] of cases) {
@@ -136,7 +148,7 @@ describe('the service on the real Temporal server with mTLS', () => {
         setTimeout(() => resolve('still running after 60 s'), 60_000).unref();
       });
       expect(code, `${what}: ${worker.output()}`).toBe(1);
-      expect(worker.output(), what).toBe(`worker: TLS handshake with the Temporal frontend failed (${reason})\n`);
+      expect(worker.output(), what).toBe(`worker: TLS handshake with the Temporal frontend refused by the peer: alert ${reason}\n`);
       await worker.stop();
     }
   });
@@ -161,7 +173,7 @@ describe('the service on the real Temporal server with mTLS', () => {
       expect(line).toMatchObject({
         check: 'temporal',
         reason:
-          'TLS handshake with the Temporal frontend failed (the frontend requires a client certificate: TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE)',
+          'TLS handshake with the Temporal frontend refused by the peer: alert certificate required (it requires a client certificate: TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE)',
       });
     } finally {
       expect(await api.stop()).toBe(0);

@@ -1,9 +1,9 @@
 /**
- * `make up` with the caller's settings (issue 13, item 7): the built stack command
- * (`dist-tools/devstack/cli.js up`, what `make up` runs) into a private DEV_DIR on free ports,
- * with PUSH_MIN_INTERVAL_MS and one's own FCM project in the environment. Those are what the
- * processes run with and what `.dev/env` and the summary show; the local FCM stand-in is not
- * started. (The stack used to spread its own values over the caller's.)
+ * `make up` with the caller's settings: the built stack command (`dist-tools/devstack/cli.js
+ * up`, what `make up` runs) into a private DEV_DIR on free ports, with PUSH_MIN_INTERVAL_MS and
+ * one's own FCM project in the environment. Those are what the processes run with and what
+ * `.dev/env` and the summary show; the local FCM stand-in is not started. And with a setting
+ * the worker refuses, `make up` stops as soon as the worker exits and prints the worker's line.
  */
 import { execFile } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
@@ -89,4 +89,21 @@ describe('make up with the caller’s environment', () => {
     const config = await (await fetch(`${apiUrl}/api/push/config`, { headers: { authorization: `Bearer ${token}` } })).json();
     expect(config).toMatchObject({ fcm: true, unifiedpush: true });
   });
+});
+
+describe('make up with a setting the worker refuses', () => {
+  it('stops as soon as the worker exits, and prints the line the worker wrote', async () => {
+    const failed = await run(process.execPath, [stack, 'up'], {
+      env: { ...env, PUSH_MIN_INTERVAL_MS: 'often' },
+      cwd: projectRoot,
+      maxBuffer: 16 << 20,
+    }).then(
+      () => undefined,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failed?.code).toBe(1);
+    expect(failed?.stderr).toBe(
+      `stack: worker exited while starting: config: PUSH_MIN_INTERVAL_MS must be an integer from 1 to 86400000 (got "often")\n(log: ${path.join(dir, 'logs', 'worker.log')})\n`,
+    );
+  }, 180_000);
 });

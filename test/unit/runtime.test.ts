@@ -13,6 +13,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/paths.js';
+import { requiredNodeMajor } from '../../src/runtime.js';
 import { sendJson, startServer, type RunningServer } from '../../simulator/loopback-server.js';
 
 const nvmrc = readFileSync(path.join(projectRoot, '.nvmrc'), 'utf8').trim();
@@ -33,6 +34,7 @@ describe('runtime', () => {
       `Node ${process.version} (${process.execPath}) runs the tests: run them through make, which puts Node ${nvmrc} in .tools/bin first on PATH`,
     ).toBeGreaterThanOrEqual(floor);
     expect(pkg.engines.node).toBe(`>=${floor}`);
+    expect(requiredNodeMajor, 'the floor every process checks at start (src/runtime.ts)').toBe(floor);
     expect(major(pkg.devDependencies['@types/node']!)).toBe(floor);
     expect(pkg.packageManager).toMatch(/^npm@\d+\.\d+\.\d+$/);
   });
