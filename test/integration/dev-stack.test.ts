@@ -91,8 +91,8 @@ describe('make up with the caller’s environment', () => {
   });
 });
 
-describe('make up with a setting the worker refuses', () => {
-  it('stops as soon as the worker exits, and prints the line the worker wrote', async () => {
+describe('make up with a setting the processes refuse', () => {
+  it('stops as soon as a process exits, and prints the line that process wrote', async () => {
     const failed = await run(process.execPath, [stack, 'up'], {
       env: { ...env, PUSH_MIN_INTERVAL_MS: 'often' },
       cwd: projectRoot,
@@ -102,8 +102,10 @@ describe('make up with a setting the worker refuses', () => {
       (error: { code: number; stderr: string }) => error,
     );
     expect(failed?.code).toBe(1);
+    // The api and the worker both read the wake policy: whichever exits first is named, with its own log.
+    const named = /^stack: (api|worker) exited while starting/.exec(failed?.stderr ?? '')?.[1];
     expect(failed?.stderr).toBe(
-      `stack: worker exited while starting: config: PUSH_MIN_INTERVAL_MS must be an integer from 1 to 86400000 (got "often")\n(log: ${path.join(dir, 'logs', 'worker.log')})\n`,
+      `stack: ${named} exited while starting: config: PUSH_MIN_INTERVAL_MS must be an integer from 1 to 86400000 (got "often")\n(log: ${path.join(dir, 'logs', `${named}.log`)})\n`,
     );
   }, 180_000);
 });
