@@ -32,6 +32,9 @@ GRANT SELECT, INSERT, UPDATE ON push_maintenance_cursors TO zippchat_push_worker
 
 -- bridge: recipients of a message, the counted-event ledger, pending rows.
 GRANT SELECT ON push_registrations TO zippchat_push_bridge;
+-- the upsert locks the recipients' registrations FOR KEY SHARE (a registration deleted
+-- meanwhile is skipped); a row lock needs UPDATE on some column, and the bridge writes none
+GRANT UPDATE (updated_at) ON push_registrations TO zippchat_push_bridge;
 GRANT SELECT, INSERT, UPDATE ON push_pending TO zippchat_push_bridge;
 GRANT SELECT, INSERT ON push_processed_events TO zippchat_push_bridge;
 GRANT SELECT ON channels, channel_members, servers, server_members, roles, member_roles, permission_overwrites, notification_settings TO zippchat_push_bridge;

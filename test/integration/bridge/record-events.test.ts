@@ -4,6 +4,7 @@
  */
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import type { MessageEvent } from '../../../src/bridge/event.js';
 import { recordChannelEvents } from '../../../src/bridge/record-events.js';
 import { devicesToSignal } from '../../../src/bridge/signal-pending.js';
@@ -124,5 +125,46 @@ describe('recordChannelEvents', () => {
     const channel = await host.channel(server);
     // The same id in a real channel is new: it was not entered in the ledger.
     expect((await recordChannelEvents(db.pool, channel, [event(channel, alice, m1!, at(1))])).records).toEqual(['counted']);
+  });
+});
+
+describe('recordChannelEvents while registrations are deleted', () => {
+  /** Resolves once a backend of this database waits for a row lock. */
+  const someoneWaitsForALock = async () => {
+    for (let i = 0; i < 500; i++) {
+      const waiting = await db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+        SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`);
+      if (waiting > 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    throw new Error('nobody waited for a lock');
+  };
+
+  it('a recipient whose registration is deleted mid-statement is skipped; every other recipient gets the event', async () => {
+    const [owner, ...members] = await host.users(4);
+    const other = await host.server({ owner: owner!, everyone: VIEW_CHANNEL, members });
+    const channel = await host.channel(other);
+    const [kept1, doomed, kept2] = [await host.registration(members[0]!), await host.registration(members[1]!), await host.registration(members[2]!)];
+    const [m1] = ids(1);
+
+    // A logout: the delete is made, its commit held until the bridge is waiting on the row.
+    let commit!: () => void;
+    const held = new Promise<void>((resolve) => (commit = resolve));
+    const logout = db.pool.transaction(async (tx) => {
+      await tx.query(sql.unsafe`DELETE FROM push_registrations WHERE id = ${doomed.id}`);
+      await held;
+    });
+    const recording = recordChannelEvents(db.pool, channel, [{ messageId: m1!, channelId: channel, authorId: owner!, createdAt: at(1) }]);
+    recording.catch(() => undefined); // asserted below, once the delete has committed
+    await someoneWaitsForALock();
+    commit();
+    await logout;
+
+    const recorded = await recording;
+    expect(recorded.records).toEqual(['counted']);
+    expect(signalled(recorded.registrationsToSignal)).toEqual([kept1.id, kept2.id].sort());
+    const rows = await pendingRows(db.pool, channel);
+    expect(rows.map((r) => r.registration_id).sort()).toEqual([kept1.id, kept2.id].sort());
   });
 });
