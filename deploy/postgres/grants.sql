@@ -13,7 +13,8 @@ GRANT USAGE ON SEQUENCE push_registrations_id_seq TO zippchat_push_api;
 GRANT SELECT, DELETE ON push_pending TO zippchat_push_api;
 -- the registering user must exist; a drain re-checks who may see each channel
 GRANT SELECT ON users, servers, server_members, roles, member_roles, channels, channel_members, permission_overwrites TO zippchat_push_api;
--- DELETE /api/keys/devices/{id}: the device's key bundle and sessions go with its registration
+-- PUT registers only a device with a live session; DELETE /api/keys/devices/{id}: the
+-- device's key bundle and sessions go with its registration
 GRANT SELECT, DELETE ON device_keys, refresh_tokens TO zippchat_push_api;
 -- the per-user rate limit, shared by the api replicas (000025)
 GRANT SELECT, INSERT, UPDATE, DELETE ON push_rate_limit TO zippchat_push_api;

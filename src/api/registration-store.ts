@@ -26,10 +26,15 @@ const upsertResult = registrationView.extend({ previous_transport: transportName
 /**
  * Creates or replaces the device's registration. Same transport: token and keys replaced,
  * `created_at` kept. Other transport: `created_at` restarts too. A new transport or token
- * clears `wake_outstanding` (that wake went to a token that no longer exists) and any back-off
- * (it was the old endpoint's); `failures` resets and `updated_at` is bumped always. The FCM
- * wake budget is kept: FCM throttles per app and device, whatever its token (docs/transports.md).
- * Undefined when the user does not exist.
+ * clears `wake_outstanding` (that wake went to a token that no longer exists), any back-off
+ * (it was the old endpoint's) and the failure count; the same token keeps them — re-registering
+ * proves nothing about the endpoint, and an app restarting more often than its back-offs add up
+ * must still reach the ten failures that prune it. `updated_at` is bumped always. The FCM wake
+ * budget is kept: FCM throttles per app and device, whatever its token (docs/transports.md).
+ *
+ * Only a device with a live session (contract §4: an unrevoked, unexpired `refresh_tokens`
+ * row of this user and device) is registered: checked in the same statement, so nothing is
+ * stored otherwise. Undefined when the user does not exist or the device has no live session.
  */
 export async function upsertRegistration(
   pool: DatabasePool,
@@ -44,9 +49,12 @@ export async function upsertRegistration(
       SELECT transport FROM push_registrations WHERE user_id = ${device.userId} AND device_id = ${device.deviceId}
     ), upserted AS (
       INSERT INTO push_registrations (user_id, device_id, transport, token, up_p256dh, up_auth)
-      SELECT id, ${device.deviceId}, ${request.transport}, ${request.token},
+      SELECT u.id, ${device.deviceId}, ${request.transport}, ${request.token},
         ${keys === null ? null : sql.binary(keys.p256dh)}, ${keys === null ? null : sql.binary(keys.auth)}
-      FROM users WHERE id = ${device.userId}
+      FROM users u WHERE u.id = ${device.userId}
+        AND EXISTS (
+          SELECT 1 FROM refresh_tokens t
+          WHERE t.user_id = u.id AND t.device_id = ${device.deviceId} AND t.revoked_at IS NULL AND t.expires_at > now())
       ON CONFLICT (user_id, device_id) DO UPDATE SET
         transport = EXCLUDED.transport,
         token = EXCLUDED.token,
@@ -65,7 +73,8 @@ export async function upsertRegistration(
           THEN push_registrations.backoff_reason END,
         backoff_origin = CASE WHEN push_registrations.token = EXCLUDED.token AND push_registrations.transport = EXCLUDED.transport
           THEN push_registrations.backoff_origin END,
-        failures = 0,
+        failures = CASE WHEN push_registrations.token = EXCLUDED.token AND push_registrations.transport = EXCLUDED.transport
+          THEN push_registrations.failures ELSE 0 END,
         updated_at = now()
       RETURNING transport, created_at, updated_at, up_p256dh IS NOT NULL AS encrypted
     )

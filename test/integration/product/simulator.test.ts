@@ -7,6 +7,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../devstack/daemons.js';
 import { parseSimulatorArgs } from '../../../simulator/cli-options.js';
@@ -46,6 +47,9 @@ async function conversation() {
 
 /** Simulator options from a command line, for the device `deviceId` of `reader`. */
 async function options(reader: string, deviceId: string, extra: string[] = []) {
+  await db.pool.query(
+    sql.unsafe`INSERT INTO refresh_tokens (user_id, device_id, expires_at) VALUES (${reader}, ${deviceId}, now() + interval '1 day')`,
+  );
   const jwt = await signDeviceToken({ userId: reader, deviceId, secret: testJwtSecret });
   return parseSimulatorArgs(['--api', h.api.url, '--token', jwt, '--wakes', '1', '--timeout', '30', ...extra]);
 }
