@@ -257,7 +257,11 @@ describe('PUT /api/push/registration: validation (design §7)', () => {
     ['an FCM token with a newline', 'withFcm', { transport: 'fcm', token: 'abc\ndef' }, /^token: must not contain whitespace/],
     ['an FCM token with a NUL', 'withFcm', { transport: 'fcm', token: 'abc\u0000def' }, /^token: must not contain whitespace or control/],
     ['an FCM token over 2048 bytes', 'withFcm', { transport: 'fcm', token: 'a'.repeat(2049) }, /^token: must be at most 2048 bytes/],
-    ['an FCM token that is not ASCII', 'withFcm', { transport: 'fcm', token: 'abcé' }, /^token: must be printable ASCII/],
+    ['an FCM token that is not ASCII', 'withFcm', { transport: 'fcm', token: 'abcé' }, /^token: must be an FCM registration token/],
+    ['printable text as an FCM token', 'withFcm', { transport: 'fcm', token: 'garbage-21' }, /^token: must be an FCM registration token/],
+    ['an FCM token without its instance id', 'withFcm', { transport: 'fcm', token: `APA91b${'x'.repeat(140)}` }, /^token: must be an FCM/],
+    ['an FCM token of another prefix', 'withFcm', { transport: 'fcm', token: `dQw4w9WgXcQ:BPA91b${'x'.repeat(140)}` }, /^token: must be an FCM/],
+    ['an endpoint URL as an FCM token', 'withFcm', { transport: 'fcm', token: endpoint() }, /^token: must be an FCM registration token/],
     [
       'FCM with an empty p256dh',
       'withFcm',
@@ -385,7 +389,7 @@ describe('PUT /api/push/registration: validation (design §7)', () => {
     ['an unresolvable name where PUSH_UP_ALLOW_PRIVATE is set (nothing is resolved)', 'development', up('https://ntfy.lan/up'), false],
     ['FCM where the instance has it', 'withFcm', { transport: 'fcm', token: fcmToken() }, undefined],
     ['FCM with null keys', 'withFcm', { transport: 'fcm', token: fcmToken(), p256dh: null, auth: null }, undefined],
-    ['an FCM token of exactly 2048 bytes', 'withFcm', { transport: 'fcm', token: 'b'.repeat(2048) }, undefined],
+    ['an FCM token of exactly 2048 bytes', 'withFcm', { transport: 'fcm', token: `dQw4w9WgXcQ:APA91b${'b'.repeat(2048 - 18)}` }, undefined],
   ];
 
   it.each(accepted)('accepts %s, stores it as given and starts the workflow', async (_name, app, body, encrypted) => {
