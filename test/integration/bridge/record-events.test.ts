@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { MessageEvent } from '../../../src/bridge/event.js';
 import { recordChannelEvents } from '../../../src/bridge/record-events.js';
+import { createDatabasePool } from '../../../src/db/pool.js';
 import { devicesToSignal } from '../../../src/bridge/signal-pending.js';
 import { VIEW_CHANNEL } from '../../../src/permissions/flags.js';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
@@ -166,5 +167,48 @@ describe('recordChannelEvents while registrations are deleted', () => {
     expect(signalled(recorded.registrationsToSignal)).toEqual([kept1.id, kept2.id].sort());
     const rows = await pendingRows(db.pool, channel);
     expect(rows.map((r) => r.registration_id).sort()).toEqual([kept1.id, kept2.id].sort());
+  });
+
+  it('and the sweep, which locks its doomed registrations FOR UPDATE before deleting them, never deadlocks with it', async () => {
+    const [owner, ...members] = await host.users(4);
+    const other = await host.server({ owner: owner!, everyone: VIEW_CHANNEL, members });
+    const channel = await host.channel(other);
+    const [doomed1, doomed2, kept] = [
+      await host.registration(members[0]!),
+      await host.registration(members[1]!),
+      await host.registration(members[2]!),
+    ];
+    const [m1, m2] = ids(2);
+    // The first doomed device already has a row for the channel (the event updates it); the second has none (the event inserts it).
+    await recordChannelEvents(db.pool, channel, [{ messageId: m1!, channelId: channel, authorId: owner!, createdAt: at(1) }]);
+    await db.pool.query(sql.unsafe`DELETE FROM push_pending WHERE registration_id = ${doomed2.id}`);
+
+    // The sweep's order: lock the doomed registrations, then delete them (their pending rows cascade).
+    let holding!: () => void;
+    let proceed!: () => void;
+    const held = new Promise<void>((resolve) => (holding = resolve));
+    const go = new Promise<void>((resolve) => (proceed = resolve));
+    const sweep = db.pool.transaction(async (tx) => {
+      await tx.query(
+        sql.unsafe`SELECT id FROM push_registrations WHERE id = ANY(${sql.array([doomed1.id, doomed2.id], 'int8')}) ORDER BY id FOR UPDATE`,
+      );
+      holding();
+      await go;
+      await tx.query(sql.unsafe`DELETE FROM push_registrations WHERE id = ANY(${sql.array([doomed1.id, doomed2.id], 'int8')})`);
+    });
+    await held;
+    // slonik runs a transaction the deadlock detector rolled back again (after a second's
+    // stall): without that retry, a deadlock is an error here.
+    const bridgePool = await createDatabasePool(db.url, { maximumPoolSize: 1, transactionRetryLimit: 0 });
+    const recording = recordChannelEvents(bridgePool, channel, [{ messageId: m2!, channelId: channel, authorId: owner!, createdAt: at(2) }]);
+    recording.catch(() => undefined);
+    await someoneWaitsForALock();
+    proceed();
+
+    await expect(sweep).resolves.toBeUndefined();
+    const recorded = await recording.finally(() => bridgePool.end());
+    expect(recorded.records).toEqual(['counted']);
+    const rows = await pendingRows(db.pool, channel);
+    expect(rows.map((r) => [r.registration_id, r.message_count])).toEqual([[kept.id, 2]]);
   });
 });
