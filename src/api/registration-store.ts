@@ -6,6 +6,7 @@ import { ForeignKeyIntegrityConstraintViolationError, sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../db/pool.js';
 import type { DeviceIdentity } from '../domain.js';
+import { lockDevice } from './device-lock.js';
 import type { RegistrationRequest } from './registration-request.js';
 import { transportNameSchema } from '../domain.js';
 
@@ -34,7 +35,9 @@ const upsertResult = registrationView.extend({ previous_transport: transportName
  *
  * Only a device with a live session (contract §4: an unrevoked, unexpired `refresh_tokens`
  * row of this user and device) is registered: checked in the same statement, so nothing is
- * stored otherwise. Undefined when the user does not exist or the device has no live session.
+ * stored otherwise, and after the device's lock, so a revocation in progress either finishes
+ * first or deletes what this stores (device-lock.ts). Undefined when the user does not exist
+ * or the device has no live session.
  */
 export async function upsertRegistration(
   pool: DatabasePool,
@@ -43,8 +46,9 @@ export async function upsertRegistration(
 ): Promise<{ view: RegistrationView; outcome: RegistrationOutcome } | undefined> {
   const keys = request.transport === 'unifiedpush' ? request.keys : null;
   const row = await pool
-    .maybeOne(
-      sql.type(upsertResult)`
+    .transaction(async (tx) => {
+      await lockDevice(tx, device);
+      return tx.maybeOne(sql.type(upsertResult)`
     WITH previous AS (
       SELECT transport FROM push_registrations WHERE user_id = ${device.userId} AND device_id = ${device.deviceId}
     ), upserted AS (
@@ -79,8 +83,8 @@ export async function upsertRegistration(
       RETURNING transport, created_at, updated_at, up_p256dh IS NOT NULL AS encrypted
     )
     SELECT upserted.*, previous.transport AS previous_transport FROM upserted LEFT JOIN previous ON TRUE
-  `,
-    )
+  `);
+    })
     .catch((error: unknown) => {
       // The user was deleted between the SELECT and the INSERT: the same answer as no user.
       if (error instanceof ForeignKeyIntegrityConstraintViolationError) return null;
