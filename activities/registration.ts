@@ -292,7 +292,14 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
     const row = await pool.maybeOne(sql.type(sendRow)`
       SELECT id, transport, token, up_p256dh, up_auth, failures, backoff_count FROM push_registrations WHERE id = ${input.registrationId}`);
     if (row === null) return { outcome: 'gone' };
-    const registration: RegistrationForSend = { id: row.id, transport: row.transport, token: row.token, p256dh: row.up_p256dh, auth: row.up_auth };
+    const registration: RegistrationForSend = {
+      id: row.id,
+      userId: input.userId,
+      transport: row.transport,
+      token: row.token,
+      p256dh: row.up_p256dh,
+      auth: row.up_auth,
+    };
     const outcome = await deps.transports.send(registration, input.priority, now);
     wakes.inc({ transport: registration.transport, priority: input.priority, outcome: outcomeLabel(outcome) });
     const ids = { registrationId: row.id, userId: input.userId, deviceId: input.deviceId, transport: row.transport };

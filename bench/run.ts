@@ -28,6 +28,7 @@ import { measureBridgeSql } from './measure/bridge-sql.js';
 import { measureClaim } from './measure/claim.js';
 import { measureDrainApi } from './measure/drain-api.js';
 import { compareEngines, measureFanOut } from './measure/fan-out.js';
+import { measureFanOutChurn } from './measure/fan-out-churn.js';
 import { measureFcmBudget } from './measure/fcm-budget.js';
 import { measureLiveTraffic } from './measure/live-traffic.js';
 import { measureMaintenanceSweep } from './measure/maintenance-sweep.js';
@@ -55,6 +56,7 @@ const measurements: readonly (readonly [MeasurementName, Measure])[] = [
   ['worker-memory', measureWorkerMemory],
   ['fcm-budget', (stack, report, settings) => measureFcmBudget(stack, report, settings)],
   ['fan-out', measureFanOut],
+  ['fan-out-churn', measureFanOutChurn],
   // Last: it loads a million registrations (and removes them again).
   ['sweep', (stack, report, settings) => measureMaintenanceSweep(stack, report, settings)],
   // Last of all: its million rows stay until the stack is discarded.
@@ -110,6 +112,7 @@ const docsOrder: readonly string[] = [
   'fan-out',
   'fan-out-server',
   'engines',
+  'fan-out-churn',
   'live-traffic',
   'bridge-sql',
   'drain-api',

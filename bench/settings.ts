@@ -9,6 +9,7 @@ export const measurementNames = [
   'wake-path',
   'bridge-sql',
   'fan-out',
+  'fan-out-churn',
   'drain-api',
   'live-traffic',
   'worker-memory',
@@ -26,6 +27,17 @@ export interface BenchSettings {
   readonly wakePath: { readonly devices: number };
   /** Devices of the server channels woken by one message. */
   readonly fanOut: { readonly sizes: readonly number[]; readonly deadlineMs: (devices: number) => number };
+  /** A channel's messages while a share of its members log out and back in (bench/measure/fan-out-churn.ts). */
+  readonly fanOutChurn: {
+    readonly members: number;
+    readonly churnShare: number;
+    readonly messages: number;
+    readonly messageEveryMs: number;
+    /** Members logging out and in at once. */
+    readonly concurrency: number;
+    /** After the last message. */
+    readonly deadlineMs: number;
+  };
   readonly bridgeSql: { readonly recipients: number; readonly repeats: number };
   readonly drainApi: { readonly devices: number; readonly concurrency: number; readonly rounds: number; readonly channelsPerDevice: number };
   readonly liveTraffic: {
@@ -67,6 +79,7 @@ const full: Omit<BenchSettings, 'only'> = {
   wakePath: { devices: 30 },
   // Generous: the 10,000-device run is reported as it went, finished or not.
   fanOut: { sizes: [1_000, 10_000], deadlineMs: (devices) => Math.max(60_000, devices * 60) },
+  fanOutChurn: { members: 1_000, churnShare: 0.2, messages: 5, messageEveryMs: 1_000, concurrency: 8, deadlineMs: 240_000 },
   bridgeSql: { recipients: 10_000, repeats: 11 },
   drainApi: { devices: 500, concurrency: 32, rounds: 4, channelsPerDevice: 3 },
   liveTraffic: { durationMs: 5 * 60_000, busyDevices: 20, quietDevices: 5, quietEveryMs: 20_000, idleDevices: 5 },
@@ -92,6 +105,7 @@ const small: Omit<BenchSettings, 'only'> = {
   claim: { devices: 100, rounds: 5 },
   wakePath: { devices: 10 },
   fanOut: { sizes: [200, 1_000], deadlineMs: (devices) => Math.max(60_000, devices * 60) },
+  fanOutChurn: { members: 200, churnShare: 0.2, messages: 5, messageEveryMs: 1_000, concurrency: 8, deadlineMs: 120_000 },
   bridgeSql: { recipients: 1_000, repeats: 3 },
   drainApi: { devices: 100, concurrency: 16, rounds: 2, channelsPerDevice: 3 },
   liveTraffic: { durationMs: 60_000, busyDevices: 5, quietDevices: 3, quietEveryMs: 20_000, idleDevices: 3 },

@@ -10,6 +10,7 @@ import { loadConfig } from '../src/config/index.js';
 import { createDatabasePool } from '../src/db/pool.js';
 import { temporalConnectionOptions } from '../temporal/connection.js';
 import { projectRoot } from '../src/paths.js';
+import { myPhone } from '../simulator/demo/host-world.js';
 import { runDemoScenario, type DemoReport } from '../simulator/demo/scenario.js';
 import type { StackInfo } from './stack.js';
 
@@ -59,7 +60,7 @@ function tryItYourself(info: StackInfo, report: DemoReport): string[] {
     `  . ${env}`,
     `  npm run -s push-admin -- device ${users.bob} ${report.deviceIds.bob}        # bob's phone: registration (no secrets), pending, workflow state, Web UI link`,
     '  npm run -s push-admin -- count                                         # registrations by transport',
-    `  npm run -s simulate-device -- --api "$API_URL" --jwt-secret-file ${secret} --user ${users.carol} --device my-phone`,
+    `  npm run -s simulate-device -- --api "$API_URL" --jwt-secret-file ${secret} --user ${users.carol} --device ${myPhone}`,
     `  npm run -s demo-say -- --nats "$NATS_URL" --channel ${crewChannelId} --author ${users.alice} 'hello <@${users.carol}>'`,
     `  (DM alice → bob: --channel ${dmChannelId}; --transport fcm --fcm-stand-in "$FCM_ENDPOINT" simulates an FCM phone)`,
     '',

@@ -39,6 +39,7 @@ serveParent({
     await settleAll(registrations, concurrency, async (r) => {
       const registration = {
         id: r.id,
+        userId: r.id, // UnifiedPush: nothing counts users
         transport: 'unifiedpush' as const,
         token: r.token,
         p256dh: Buffer.from(r.p256dh, 'base64url'),

@@ -13,7 +13,8 @@ GRANT USAGE ON SEQUENCE push_registrations_id_seq TO zippchat_push_api;
 GRANT SELECT, DELETE ON push_pending TO zippchat_push_api;
 -- the registering user must exist; a drain re-checks who may see each channel
 GRANT SELECT ON users, servers, server_members, roles, member_roles, channels, channel_members, permission_overwrites TO zippchat_push_api;
--- DELETE /api/keys/devices/{id}: the device's key bundle and sessions go with its registration
+-- PUT registers only a device with a live session; DELETE /api/keys/devices/{id}: the
+-- device's key bundle and sessions go with its registration
 GRANT SELECT, DELETE ON device_keys, refresh_tokens TO zippchat_push_api;
 -- the per-user rate limit, shared by the api replicas (000025)
 GRANT SELECT, INSERT, UPDATE, DELETE ON push_rate_limit TO zippchat_push_api;
@@ -32,6 +33,9 @@ GRANT SELECT, INSERT, UPDATE ON push_maintenance_cursors TO zippchat_push_worker
 
 -- bridge: recipients of a message, the counted-event ledger, pending rows.
 GRANT SELECT ON push_registrations TO zippchat_push_bridge;
+-- the upsert locks the recipients' registrations FOR KEY SHARE (a registration deleted
+-- meanwhile is skipped); a row lock needs UPDATE on some column, and the bridge writes none
+GRANT UPDATE (updated_at) ON push_registrations TO zippchat_push_bridge;
 GRANT SELECT, INSERT, UPDATE ON push_pending TO zippchat_push_bridge;
 GRANT SELECT, INSERT ON push_processed_events TO zippchat_push_bridge;
 GRANT SELECT ON channels, channel_members, servers, server_members, roles, member_roles, permission_overwrites, notification_settings TO zippchat_push_bridge;

@@ -70,7 +70,8 @@ export function createFcmInbox(): FcmInbox {
     response.once('close', () => waiters.get(token)?.delete(answer));
   };
   const mint = () => {
-    const token = `sim:${randomBytes(48).toString('base64url')}`;
+    // The shape FCM's tokens have (the api refuses others): instance id, ':', 'APA91b…'.
+    const token = `${randomBytes(16).toString('base64url')}:APA91b${randomBytes(96).toString('base64url')}`;
     wakes.set(token, []);
     return token;
   };

@@ -8,7 +8,9 @@
  *   channel   #crew: an overwrite denies @everyone VIEW_CHANNEL, another allows the crew role
  *   DM        alice ↔ bob
  *   mute      erin muted #crew
- *   sessions  one live refresh_tokens row per phone (maintenance prunes a registration without one)
+ *   sessions  one live refresh_tokens row per phone, and one per person for a device called
+ *             `my-phone` (README: `simulate-device --device my-phone`): the api registers only a
+ *             device with a live session, and maintenance prunes a registration without one
  *
  * Every run gets fresh snowflake ids; a previous run's world is removed first (its
  * registrations the way the api deletes them, so their workflows end).
@@ -19,6 +21,9 @@ import { z } from 'zod';
 import type { DatabasePool } from '../../src/db/pool.js';
 import { VIEW_CHANNEL } from '../../src/permissions/flags.js';
 import { announceDeleted } from '../../temporal/registration-workflows.js';
+
+/** The device id the README's `simulate-device` line uses; each demo person has a session for it. */
+export const myPhone = 'my-phone';
 
 export const demoPeople = ['alice', 'bob', 'carol', 'dave', 'erin'] as const;
 export type DemoPerson = (typeof demoPeople)[number];
@@ -74,7 +79,8 @@ export async function createDemoWorld(pool: DatabasePool, nextId: () => string, 
     );
     for (const person of demoPeople) {
       await tx.query(sql.unsafe`
-        INSERT INTO refresh_tokens (user_id, device_id, expires_at) VALUES (${users[person]}, ${deviceIds[person]}, now() + interval '1 day')`);
+        INSERT INTO refresh_tokens (user_id, device_id, expires_at)
+        VALUES (${users[person]}, ${deviceIds[person]}, now() + interval '1 day'), (${users[person]}, ${myPhone}, now() + interval '1 day')`);
     }
   });
   return {

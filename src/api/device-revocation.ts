@@ -7,10 +7,14 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../db/pool.js';
 import type { DeviceIdentity } from '../domain.js';
+import { lockDevice } from './device-lock.js';
 
 /** True when the device had anything to revoke. */
 export async function revokeDevice(pool: DatabasePool, device: DeviceIdentity): Promise<boolean> {
-  const { deleted } = await pool.one(sql.type(z.object({ deleted: z.number().int() }))`
+  const { deleted } = await pool.transaction(async (tx) => {
+    // A PUT in progress commits first, and its registration is deleted below (device-lock.ts).
+    await lockDevice(tx, device);
+    return tx.one(sql.type(z.object({ deleted: z.number().int() }))`
     WITH keys AS (
       DELETE FROM device_keys WHERE user_id = ${device.userId} AND device_id = ${device.deviceId} RETURNING 1
     ), sessions AS (
@@ -20,5 +24,6 @@ export async function revokeDevice(pool: DatabasePool, device: DeviceIdentity): 
     )
     SELECT ((SELECT count(*) FROM keys) + (SELECT count(*) FROM sessions) + (SELECT count(*) FROM registration))::int AS deleted
   `);
+  });
   return deleted > 0;
 }

@@ -15,8 +15,13 @@ import { parseEndpoint } from './unifiedpush-endpoint.js';
 
 export const maxFcmTokenBytes = 2048;
 
-/** `FcmToken`: printable ASCII, so its 1–2048 characters are 1–2048 bytes. */
-export const fcmTokenPattern = '^[!-~]*$';
+/**
+ * `FcmToken`: the shape of the tokens FCM issues — the app instance's id (URL-safe base64), a
+ * colon, then the registration proper, which starts `APA91b` (URL-safe base64). ASCII, so its
+ * at most 2048 characters are at most 2048 bytes. A string of another shape is no FCM token:
+ * stored, its sends would only be refused as dead tokens.
+ */
+export const fcmTokenPattern = '^[A-Za-z0-9_-]+:APA91b[A-Za-z0-9_-]+$';
 /** `ReceiverPublicKey`: base64url of 65 bytes whose first is 0x04 (uncompressed), padding optional. */
 export const p256dhPattern = '^B[A-P][A-Za-z0-9_-]{84}[AEIMQUYcgkosw048]=?$';
 /** `AuthSecret`: base64url of 16 bytes, padding optional. */
@@ -72,7 +77,8 @@ function validFcmToken(token: string, policy: RegistrationPolicy, key: KeyField)
   if (token.length === 0) throw invalid('token', 'must not be empty');
   if (Buffer.byteLength(token, 'utf8') > maxFcmTokenBytes) throw invalid('token', `must be at most ${maxFcmTokenBytes} bytes`);
   if (/\s/u.test(token) || hasControlOrLoneSurrogate(token)) throw invalid('token', 'must not contain whitespace or control characters');
-  if (!fcmToken.test(token)) throw invalid('token', 'must be printable ASCII');
+  if (!fcmToken.test(token))
+    throw invalid('token', 'must be an FCM registration token: the app instance id, ":", then "APA91b…", in URL-safe base64');
   return token;
 }
 

@@ -6,6 +6,7 @@ import { ForeignKeyIntegrityConstraintViolationError, sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../db/pool.js';
 import type { DeviceIdentity } from '../domain.js';
+import { lockDevice } from './device-lock.js';
 import type { RegistrationRequest } from './registration-request.js';
 import { backoffCauses, transportNameSchema } from '../domain.js';
 import type { WakePolicy } from '../../workflows/wake-policy.js';
@@ -47,10 +48,17 @@ const upsertResult = registrationView.extend({ previous_transport: transportName
 /**
  * Creates or replaces the device's registration. Same transport: token and keys replaced,
  * `created_at` kept. Other transport: `created_at` restarts too. A new transport or token
- * clears `wake_outstanding` (that wake went to a token that no longer exists) and any back-off
- * (it was the old endpoint's); `failures` resets and `updated_at` is bumped always. The FCM
- * wake budget is kept: FCM throttles per app and device, whatever its token (docs/transports.md).
- * Undefined when the user does not exist.
+ * clears `wake_outstanding` (that wake went to a token that no longer exists), any back-off
+ * (it was the old endpoint's) and the failure count; the same token keeps them — re-registering
+ * proves nothing about the endpoint, and an app restarting more often than its back-offs add up
+ * must still reach the ten failures that prune it. `updated_at` is bumped always. The FCM wake
+ * budget is kept: FCM throttles per app and device, whatever its token (docs/transports.md).
+ *
+ * Only a device with a live session (docs/design.md, Host tables: an unrevoked, unexpired `refresh_tokens`
+ * row of this user and device) is registered: checked in the same statement, so nothing is
+ * stored otherwise, and after the device's lock, so a revocation in progress either finishes
+ * first or deletes what this stores (device-lock.ts). Undefined when the user does not exist
+ * or the device has no live session.
  */
 export async function upsertRegistration(
   pool: DatabasePool,
@@ -59,15 +67,19 @@ export async function upsertRegistration(
 ): Promise<{ view: RegistrationView; outcome: RegistrationOutcome } | undefined> {
   const keys = request.transport === 'unifiedpush' ? request.keys : null;
   const row = await pool
-    .maybeOne(
-      sql.type(upsertResult)`
+    .transaction(async (tx) => {
+      await lockDevice(tx, device);
+      return tx.maybeOne(sql.type(upsertResult)`
     WITH previous AS (
       SELECT transport FROM push_registrations WHERE user_id = ${device.userId} AND device_id = ${device.deviceId}
     ), upserted AS (
       INSERT INTO push_registrations (user_id, device_id, transport, token, up_p256dh, up_auth)
-      SELECT id, ${device.deviceId}, ${request.transport}, ${request.token},
+      SELECT u.id, ${device.deviceId}, ${request.transport}, ${request.token},
         ${keys === null ? null : sql.binary(keys.p256dh)}, ${keys === null ? null : sql.binary(keys.auth)}
-      FROM users WHERE id = ${device.userId}
+      FROM users u WHERE u.id = ${device.userId}
+        AND EXISTS (
+          SELECT 1 FROM refresh_tokens t
+          WHERE t.user_id = u.id AND t.device_id = ${device.deviceId} AND t.revoked_at IS NULL AND t.expires_at > now())
       ON CONFLICT (user_id, device_id) DO UPDATE SET
         transport = EXCLUDED.transport,
         token = EXCLUDED.token,
@@ -86,13 +98,16 @@ export async function upsertRegistration(
           THEN push_registrations.backoff_reason END,
         backoff_origin = CASE WHEN push_registrations.token = EXCLUDED.token AND push_registrations.transport = EXCLUDED.transport
           THEN push_registrations.backoff_origin END,
-        failures = 0,
+        backoff_cause = CASE WHEN push_registrations.token = EXCLUDED.token AND push_registrations.transport = EXCLUDED.transport
+          THEN push_registrations.backoff_cause END,
+        failures = CASE WHEN push_registrations.token = EXCLUDED.token AND push_registrations.transport = EXCLUDED.transport
+          THEN push_registrations.failures ELSE 0 END,
         updated_at = now()
       RETURNING ${viewColumns}
     )
     SELECT upserted.*, previous.transport AS previous_transport FROM upserted LEFT JOIN previous ON TRUE
-  `,
-    )
+  `);
+    })
     .catch((error: unknown) => {
       // The user was deleted between the SELECT and the INSERT: the same answer as no user.
       if (error instanceof ForeignKeyIntegrityConstraintViolationError) return null;

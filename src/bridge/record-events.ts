@@ -22,6 +22,13 @@
  * does not matter, and it writes rows in registration-id order, so two upserts wait for each
  * other rather than deadlock. Two copies of one event serialize on the ledger's primary key:
  * the second waits for the first to commit (then counts nothing) or roll back (then counts).
+ *
+ * Registrations are deleted all day (logout, revocation, pruning) while this runs. The upsert
+ * locks each recipient's registration FOR KEY SHARE, in id order, before writing its row: one
+ * deleted meanwhile is skipped, never a foreign-key failure of the whole channel's events. So
+ * every pending row this transaction holds has its registration locked too: a delete waits for
+ * the commit, and the sweeps' `FOR UPDATE SKIP LOCKED` passes such a registration by instead of
+ * waiting on its pending rows' cascade — nothing the bridge waits for ever waits for the bridge.
  */
 import { sql, type DatabasePool, type DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
@@ -121,16 +128,26 @@ export function pendingUpsert(channel: ChannelRow, events: readonly MessageEvent
       LEFT JOIN batch b ON b.author_id <> a.author_id
       GROUP BY a.author_id
     ),
+    registered AS MATERIALIZED (
+      -- The recipients' registrations, each locked before its row is written, in id order. A
+      -- registration deleted meanwhile is not returned (the lock waits for the delete to commit,
+      -- then skips the row) instead of failing the insert on the foreign key; one held here
+      -- cannot be deleted until this commits, and the sweep's FOR UPDATE SKIP LOCKED passes it by.
+      SELECT r.id, recipient.user_id, recipient.is_dm
+      FROM (${channelRecipients(channel.id, channel.server_id)}) recipient
+      JOIN push_registrations r ON r.user_id = recipient.user_id
+      ORDER BY r.id
+      FOR KEY SHARE OF r
+    ),
     targets AS (
-      SELECT r.id, recipient.is_dm,
+      SELECT g.id, g.is_dm,
              CASE WHEN a.author_id IS NULL THEN w.messages ELSE a.messages END AS messages,
              CASE WHEN a.author_id IS NULL THEN w.first_message_id ELSE a.first_message_id END AS first_message_id,
              CASE WHEN a.author_id IS NULL THEN w.first_at ELSE a.first_at END AS first_at,
              CASE WHEN a.author_id IS NULL THEN w.last_message_id ELSE a.last_message_id END AS last_message_id
-      FROM (${channelRecipients(channel.id, channel.server_id)}) recipient
+      FROM registered g
       CROSS JOIN whole w
-      LEFT JOIN authors a ON a.author_id = recipient.user_id
-      JOIN push_registrations r ON r.user_id = recipient.user_id
+      LEFT JOIN authors a ON a.author_id = g.user_id
       WHERE a.author_id IS NULL OR a.messages > 0
     ),
     written AS (

@@ -12,6 +12,11 @@ export interface PoolOptions {
   readonly maximumPoolSize?: number;
   /** Per-statement limit; a runaway query must not hold a connection forever. */
   readonly statementTimeoutMs?: number;
+  /**
+   * How often a transaction that PostgreSQL rolled back as a deadlock or serialization failure
+   * is run again (slonik's default: 5). Tests set 0 to see whether one happened at all.
+   */
+  readonly transactionRetryLimit?: number;
 }
 
 export async function createDatabasePool(databaseUrl: string, options: PoolOptions = {}): Promise<DatabasePool> {
@@ -21,6 +26,7 @@ export async function createDatabasePool(databaseUrl: string, options: PoolOptio
     maximumPoolSize: options.maximumPoolSize ?? 10,
     statementTimeout: options.statementTimeoutMs ?? 30_000,
     idleInTransactionSessionTimeout: 60_000,
+    ...(options.transactionRetryLimit === undefined ? {} : { transactionRetryLimit: options.transactionRetryLimit }),
     connectionTimeout: 5_000,
     typeParsers: [
       { name: 'int8', parse: (value: string) => value },

@@ -37,7 +37,8 @@ export interface TransportOptions {
   readonly fcmDeadlineMs?: number;
   /** Response bytes read at most from a UnifiedPush endpoint. */
   readonly unifiedPushBodyCapBytes?: number;
-  readonly breaker?: { readonly threshold?: number; readonly windowMs?: number };
+  /** The FCM prune breaker's threshold (breaker.ts): at least `floor` users, `share` of the window's sends. */
+  readonly breaker?: { readonly floor?: number; readonly share?: number; readonly windowMs?: number };
   /** The clock (breaker window, VAPID expiry, Retry-After dates). */
   readonly now?: () => number;
   /** DNS for UnifiedPush host names (tests point names at chosen addresses). */
@@ -238,14 +239,15 @@ function createFcm(
   }
   const deadlineMs = options.fcmDeadlineMs ?? defaults.fcmDeadlineMs;
   const breaker = createPruneBreaker({
-    threshold: options.breaker?.threshold ?? defaultBreaker.threshold,
+    floor: options.breaker?.floor ?? defaultBreaker.floor,
+    share: options.breaker?.share ?? defaultBreaker.share,
     windowMs: options.breaker?.windowMs ?? defaultBreaker.windowMs,
     now: options.now,
-    onOpen: (count) => {
+    onOpen: (users, threshold) => {
       breakerOpen.set(1);
       breakerTrips.inc();
       log.error(
-        { alert: 'fcm-prune-breaker', registrations: count },
+        { alert: 'fcm-prune-breaker', users, threshold },
         'FCM prune breaker OPEN: too many devices got token-related 400/403 answers at once — likely our project, credentials or payload; registrations are no longer deleted on these answers',
       );
     },
@@ -265,5 +267,20 @@ function createFcm(
     breaker,
     now: options.now,
   });
-  return { sender, tokens };
+  return {
+    sender: {
+      name: 'fcm',
+      // Every send counts toward the volume the breaker's threshold follows, and tells it whose
+      // registration an answer is about (the sender records answers by registration).
+      async send(registration, priority) {
+        const done = breaker.sending(registration);
+        try {
+          return await sender.send(registration, priority);
+        } finally {
+          done();
+        }
+      },
+    },
+    tokens,
+  };
 }

@@ -8,6 +8,8 @@ import type { TransportName, WakePriority } from '../domain.js';
 /** A registration as the transports need it. Secrets: never log, never return to a workflow. */
 export interface RegistrationForSend {
   readonly id: string;
+  /** The registration's user: the prune breaker counts users (breaker.ts). */
+  readonly userId: string;
   readonly transport: TransportName;
   /** FCM registration token, or the UnifiedPush endpoint URL. */
   readonly token: string;

@@ -228,8 +228,10 @@ describe("the image's processes, from the build output, against real PostgreSQL,
     const schedule = client.schedule.getHandle('push-maintenance');
     await waitFor("the worker's maintenance Schedule", async () => (await schedule.describe().catch(() => undefined)) !== undefined, 60_000);
     await schedule.pause('the test triggers its own run');
-    // An old phone of bob's whose session is gone: maintenance prunes it.
+    // An old phone of bob's whose session is then revoked on the host: maintenance prunes it.
+    await runSql(db.url, `INSERT INTO refresh_tokens (user_id, device_id, expires_at) VALUES (${bob}, 'old-phone', now() + interval '30 days');`);
     await registerPhone(urls.api, bob!, 'old-phone', distributor);
+    await runSql(db.url, `UPDATE refresh_tokens SET revoked_at = now() WHERE user_id = ${bob} AND device_id = 'old-phone';`);
 
     // alice writes in the DM: the host publishes MESSAGE_CREATE (the repository's demo-say does it as the host would).
     const say = spawnSync('npm', ['run', '-s', 'demo-say', '--', '--nats', natsUrl, '--channel', dm, '--author', alice!, 'hello'], {

@@ -257,6 +257,10 @@ describe('re-registration and the back-off', () => {
     const device = await claimed('fcm', { budgetTat: t0 + 360_000 });
     await send(answering({ kind: 'retry', reason: 'FCM 429 QUOTA_EXCEEDED', cause: 'rate-limited', counts: false, retryAfterMs: 60_000 }), device);
     const identity = { userId: '1', deviceId: device.deviceId };
+    // Re-registering is for a device with a live session.
+    await db.pool.query(
+      sql.unsafe`INSERT INTO refresh_tokens (user_id, device_id, expires_at) VALUES (${identity.userId}, ${identity.deviceId}, now() + interval '1 day')`,
+    );
     await upsertRegistration(db.pool, identity, { transport: 'fcm', token: `fcm-token-${device.deviceId}` });
     expect(await state(device.id)).toMatchObject({ backoff_until: new Date(t0 + 60_000), backoff_count: 1, fcm_budget_tat: new Date(t0 + 180_000) });
     await upsertRegistration(db.pool, identity, { transport: 'fcm', token: 'a-rotated-token' });

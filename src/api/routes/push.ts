@@ -43,7 +43,7 @@ async function putRegistration(deps: RouteDeps, ctx: Context): Promise<void> {
     throw error;
   }
   const result = await upsertRegistration(deps.pool, device, request);
-  if (result === undefined) throw new ApiError('unauthorized', 'the token names a user that does not exist', { 'WWW-Authenticate': 'Bearer' });
+  if (result === undefined) throw new ApiError('unauthorized', 'this device has no live session: sign in again', { 'WWW-Authenticate': 'Bearer' });
   registrations.inc({ outcome: result.outcome });
   deps.log.info({ userId: device.userId, deviceId: device.deviceId, transport: request.transport, outcome: result.outcome }, 'registration stored');
   await deps.announcer.registered(device, request.transport);

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../../support/api.js';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
 import { signClaims, signDeviceToken, testJwtSecret, unsignedToken } from '../../support/jwt.js';
-import { addPending, createDm, createUser, nextId, pendingChannels, registrationId, registrationRowOf, snapshot } from './host.js';
+import { addPending, createDm, createUser, nextId, pendingChannels, registrationId, registrationRowOf, signIn, snapshot } from './host.js';
 import { checked } from './openapi.js';
 import { terminateAll } from './temporal.js';
 
@@ -35,6 +35,7 @@ beforeAll(async () => {
   user = await createUser(db.pool);
   // The device every forged token below names: registered, with keys, sessions and a pending row.
   const token = await signDeviceToken({ userId: user, deviceId: 'phone', secret: testJwtSecret });
+  await signIn(db.pool, user, 'phone');
   expect(
     (await api.request('PUT', '/api/push/registration', { token, body: { transport: 'unifiedpush', token: 'https://ntfy.example/up1' } })).status,
   ).toBe(200);
@@ -120,7 +121,9 @@ describe("another device's token", () => {
 
   it('a body naming another user or device changes only the caller’s own registration', async () => {
     const victim = await createUser(db.pool);
-    const token = await signDeviceToken({ userId: user, deviceId: `laptop-${nextId()}`, secret: testJwtSecret });
+    const laptop = `laptop-${nextId()}`;
+    const token = await signDeviceToken({ userId: user, deviceId: laptop, secret: testJwtSecret });
+    await signIn(db.pool, user, laptop);
     const response = await checked(api)('PUT', '/api/push/registration', {
       token,
       body: { transport: 'unifiedpush', token: 'https://ntfy.example/up2', user_id: victim, device_id: 'phone' },

@@ -20,6 +20,7 @@ import {
   pendingChannels,
   registrationId,
   registrationRowOf,
+  signIn,
 } from './host.js';
 import { checked } from './openapi.js';
 import { seenWorkflow, terminateAll } from './temporal.js';
@@ -56,6 +57,7 @@ async function registeredDevice(userId?: string) {
   const user = userId ?? (await createUser(db.pool));
   const deviceId = `phone-${nextId()}`;
   const token = await signDeviceToken({ userId: user, deviceId, secret: testJwtSecret });
+  await signIn(db.pool, user, deviceId);
   const put = await api.request('PUT', '/api/push/registration', {
     token,
     body: { transport: 'unifiedpush', token: `https://ntfy.example/${deviceId}` },

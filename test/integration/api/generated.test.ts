@@ -26,7 +26,7 @@ import { signDeviceToken, testJwtSecret } from '../../support/jwt.js';
 import { operationById, pointerOf } from '../../support/openapi-document.js';
 import { answersOneOf, brokenRules, type Instance } from '../../support/run-time-rules.js';
 import { classify, valuesOf } from '../../support/schema-arbitrary.js';
-import { createUser, nextId } from './host.js';
+import { createUser, nextId, signIn } from './host.js';
 import { assertDocumented } from './openapi.js';
 import { terminateAll } from './temporal.js';
 
@@ -195,6 +195,7 @@ async function register(generated: Extract<Case, { kind: 'register' }>): Promise
   const api = deployment.api!;
   const device = `generated-${++devices}`;
   const token = await signDeviceToken({ userId: user, deviceId: device, secret: testJwtSecret });
+  await signIn(db.pool, user, device);
   const text = JSON.stringify(generated.body.value);
   const headers: Record<string, string> = {};
   if (generated.mediaType.type !== undefined) headers['content-type'] = generated.mediaType.type;

@@ -22,6 +22,15 @@ export async function createUser(pool: DatabasePool): Promise<string> {
   return id;
 }
 
+/** A live session (docs/design.md, Host tables) for the device, unless it has one: `PUT /api/push/registration` needs one. */
+export async function signIn(pool: DatabasePool, userId: string, deviceId: string): Promise<void> {
+  await pool.query(sql.unsafe`
+    INSERT INTO refresh_tokens (user_id, device_id, expires_at)
+    SELECT ${userId}, ${deviceId}, now() + interval '30 days'
+    WHERE NOT EXISTS (
+      SELECT 1 FROM refresh_tokens WHERE user_id = ${userId} AND device_id = ${deviceId} AND revoked_at IS NULL AND expires_at > now())`);
+}
+
 export async function createDm(pool: DatabasePool, members: readonly string[]): Promise<string> {
   const id = nextId();
   await pool.query(sql.unsafe`INSERT INTO channels (id, server_id, type) VALUES (${id}, NULL, ${members.length > 2 ? 'group_dm' : 'dm'})`);

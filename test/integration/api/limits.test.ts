@@ -8,7 +8,7 @@ import { startTestApi, type TestApi } from '../../support/api.js';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
 import { signDeviceToken, testJwtSecret } from '../../support/jwt.js';
 import { freePort } from '../../../devstack/ports.js';
-import { createUser, nextId, registrationRowOf } from './host.js';
+import { createUser, nextId, registrationRowOf, signIn } from './host.js';
 import { checked } from './openapi.js';
 import { seenWorkflow, terminateAll } from './temporal.js';
 
@@ -70,6 +70,7 @@ describe('the per-user rate limit (50 requests/s)', () => {
   it('a rate-limited PUT changes nothing', async () => {
     const user = await createUser(db.pool);
     const token = await tokenOf(user);
+    await signIn(db.pool, user, 'phone');
     for (let i = 0; i < 50; i++) await limited.request('GET', '/api/push/config', { token });
     const response = await checked(limited)('PUT', '/api/push/registration', {
       token,
@@ -126,6 +127,7 @@ describe('Temporal unreachable', () => {
     try {
       const user = await createUser(db.pool);
       const token = await tokenOf(user);
+      await signIn(db.pool, user, 'phone');
       const failuresBefore = await announceFailures();
       const endpoint = `https://ntfy.example/${nextId()}`;
 

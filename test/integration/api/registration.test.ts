@@ -13,7 +13,7 @@ import type { LookupHost } from '../../../src/api/unifiedpush-endpoint.js';
 import { startTestApi, type TestApi, type TestResponse } from '../../support/api.js';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
 import { signDeviceToken, testJwtSecret } from '../../support/jwt.js';
-import { addPending, createDm, createUser, nextId, pendingChannels, registrationId, registrationRowOf, snapshot } from './host.js';
+import { addPending, createDm, createUser, nextId, pendingChannels, registrationId, registrationRowOf, signIn, snapshot } from './host.js';
 import { checked } from './openapi.js';
 import { historyText, seenWorkflow, terminateAll } from './temporal.js';
 
@@ -66,7 +66,13 @@ afterAll(async () => {
 
 const tokenFor = (userId: string, deviceId: string) => signDeviceToken({ userId, deviceId, secret: testJwtSecret });
 
+/** A `PUT` as the device's app makes it, after signing in (it has a live session). */
 async function put(api: TestApi, deviceId: string, body: unknown, userId = user): Promise<TestResponse> {
+  await signIn(db.pool, userId, deviceId);
+  return putWithoutSignIn(api, userId, deviceId, body);
+}
+
+async function putWithoutSignIn(api: TestApi, userId: string, deviceId: string, body: unknown): Promise<TestResponse> {
   if (typeof body === 'object' && body !== null) {
     for (const key of ['token', 'p256dh', 'auth'] as const) {
       const value = (body as Record<string, unknown>)[key];
@@ -251,7 +257,11 @@ describe('PUT /api/push/registration: validation', () => {
     ['an FCM token with a newline', 'withFcm', { transport: 'fcm', token: 'abc\ndef' }, /^token: must not contain whitespace/],
     ['an FCM token with a NUL', 'withFcm', { transport: 'fcm', token: 'abc\u0000def' }, /^token: must not contain whitespace or control/],
     ['an FCM token over 2048 bytes', 'withFcm', { transport: 'fcm', token: 'a'.repeat(2049) }, /^token: must be at most 2048 bytes/],
-    ['an FCM token that is not ASCII', 'withFcm', { transport: 'fcm', token: 'abcé' }, /^token: must be printable ASCII/],
+    ['an FCM token that is not ASCII', 'withFcm', { transport: 'fcm', token: 'abcé' }, /^token: must be an FCM registration token/],
+    ['printable text as an FCM token', 'withFcm', { transport: 'fcm', token: 'garbage-21' }, /^token: must be an FCM registration token/],
+    ['an FCM token without its instance id', 'withFcm', { transport: 'fcm', token: `APA91b${'x'.repeat(140)}` }, /^token: must be an FCM/],
+    ['an FCM token of another prefix', 'withFcm', { transport: 'fcm', token: `dQw4w9WgXcQ:BPA91b${'x'.repeat(140)}` }, /^token: must be an FCM/],
+    ['an endpoint URL as an FCM token', 'withFcm', { transport: 'fcm', token: endpoint() }, /^token: must be an FCM registration token/],
     [
       'FCM with an empty p256dh',
       'withFcm',
@@ -379,7 +389,7 @@ describe('PUT /api/push/registration: validation', () => {
     ['an unresolvable name where PUSH_UP_ALLOW_PRIVATE is set (nothing is resolved)', 'development', up('https://ntfy.lan/up'), false],
     ['FCM where the instance has it', 'withFcm', { transport: 'fcm', token: fcmToken() }, undefined],
     ['FCM with null keys', 'withFcm', { transport: 'fcm', token: fcmToken(), p256dh: null, auth: null }, undefined],
-    ['an FCM token of exactly 2048 bytes', 'withFcm', { transport: 'fcm', token: 'b'.repeat(2048) }, undefined],
+    ['an FCM token of exactly 2048 bytes', 'withFcm', { transport: 'fcm', token: `dQw4w9WgXcQ:APA91b${'b'.repeat(2048 - 18)}` }, undefined],
   ];
 
   it.each(accepted)('accepts %s, stores it as given and starts the workflow', async (_name, app, body, encrypted) => {
@@ -433,7 +443,7 @@ describe('PUT /api/push/registration: what is stored', () => {
     expect(history).not.toContain('ntfy.example');
   });
 
-  it('re-registering keeps created_at, bumps updated_at, resets failures and keeps an outstanding wake for the same token', async () => {
+  it('re-registering the same token keeps created_at, failures and an outstanding wake, and bumps updated_at', async () => {
     const deviceId = `phone-${nextId()}`;
     const token = endpoint();
     const first = (await put(plain, deviceId, { transport: 'unifiedpush', token })).json as { created_at: string; updated_at: string };
@@ -444,13 +454,17 @@ describe('PUT /api/push/registration: what is stored', () => {
     expect(second.created_at).toBe(first.created_at);
     expect(Date.parse(second.updated_at)).toBeGreaterThan(Date.parse(first.updated_at));
     const row = await registrationRowOf(db.pool, user, deviceId);
-    expect(row).toMatchObject({ failures: 0, wake_outstanding: true });
+    // Re-registering proves nothing about the endpoint: an app restarting more often than its
+    // back-offs add up must still reach the ten failures that prune it.
+    expect(row).toMatchObject({ failures: 7, wake_outstanding: true });
   });
 
-  it('a new endpoint replaces token and keys and clears the outstanding wake (it went to the old endpoint)', async () => {
+  it('a new endpoint replaces token and keys and clears the outstanding wake (it went to the old endpoint) and the failures', async () => {
     const deviceId = `phone-${nextId()}`;
     const first = (await put(plain, deviceId, { transport: 'unifiedpush', token: endpoint(), ...receiverKeys() })).json as { created_at: string };
-    await db.pool.query(sql.unsafe`UPDATE push_registrations SET wake_outstanding = true WHERE user_id = ${user} AND device_id = ${deviceId}`);
+    await db.pool.query(
+      sql.unsafe`UPDATE push_registrations SET wake_outstanding = true, failures = 7 WHERE user_id = ${user} AND device_id = ${deviceId}`,
+    );
     const newEndpoint = endpoint();
     const second = (await put(plain, deviceId, { transport: 'unifiedpush', token: newEndpoint })).json as { created_at: string; encrypted: boolean };
     expect(second).toMatchObject({ created_at: first.created_at, encrypted: false });
@@ -459,6 +473,7 @@ describe('PUT /api/push/registration: what is stored', () => {
       up_p256dh: null,
       up_auth: null,
       wake_outstanding: false,
+      failures: 0,
     });
   });
 
@@ -501,10 +516,42 @@ describe('PUT /api/push/registration: what is stored', () => {
   it('refuses a valid token whose user does not exist, storing nothing', async () => {
     const ghost = nextId();
     const before = await snapshot(db.pool);
-    const response = await put(plain, 'phone', { transport: 'unifiedpush', token: endpoint() }, ghost);
+    const response = await putWithoutSignIn(plain, ghost, 'phone', { transport: 'unifiedpush', token: endpoint() });
     expect(response.status).toBe(401);
     expect(await snapshot(db.pool)).toBe(before);
     expect(await seenWorkflow(plain.temporal.client, ghost, 'phone')).toBeUndefined();
+  });
+
+  it.each(['none', 'revoked', 'expired'] as const)('refuses a device whose only session is %s: 401, nothing stored, no workflow', async (session) => {
+    const deviceId = `phone-${nextId()}`;
+    if (session === 'revoked') {
+      await db.pool.query(
+        sql.unsafe`INSERT INTO refresh_tokens (user_id, device_id, expires_at, revoked_at) VALUES (${user}, ${deviceId}, now() + interval '30 days', now())`,
+      );
+    }
+    if (session === 'expired') {
+      await db.pool.query(
+        sql.unsafe`INSERT INTO refresh_tokens (user_id, device_id, expires_at) VALUES (${user}, ${deviceId}, now() - interval '1 second')`,
+      );
+    }
+    // Another device of the same user with a live session does not count.
+    await signIn(db.pool, user, `${deviceId}-other`);
+    const before = await snapshot(db.pool);
+    const response = await putWithoutSignIn(plain, user, deviceId, { transport: 'unifiedpush', token: endpoint() });
+    expect(response.status).toBe(401);
+    expect(response.json).toEqual({ error: 'unauthorized', message: expect.stringContaining('no live session') });
+    expect(await snapshot(db.pool)).toBe(before);
+    expect(await seenWorkflow(plain.temporal.client, user, deviceId)).toBeUndefined();
+  });
+
+  it('a device whose session was revoked cannot re-create its registration with a token still valid', async () => {
+    const deviceId = `phone-${nextId()}`;
+    expect((await put(plain, deviceId, { transport: 'unifiedpush', token: endpoint() })).status).toBe(200);
+    const jwt = await tokenFor(user, deviceId);
+    expect((await checked(plain)('DELETE', `/api/keys/devices/${deviceId}`, { token: jwt })).status).toBe(204);
+    const response = await putWithoutSignIn(plain, user, deviceId, { transport: 'unifiedpush', token: endpoint() });
+    expect(response.status).toBe(401);
+    expect(await registrationRowOf(db.pool, user, deviceId)).toBeNull();
   });
 });
 

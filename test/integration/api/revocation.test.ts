@@ -165,6 +165,47 @@ describe('revocation atomicity', () => {
     expect(await whatRemains(user, 'phone')).toEqual({ keys: 0, sessions: 0, registrations: 0 });
   });
 
+  it('a PUT from the device while its revocation is in progress stores nothing', async () => {
+    const user = await createUser(db.pool);
+    // Keys and sessions, no registration yet: the PUT would create one.
+    await db.pool.query(sql.unsafe`INSERT INTO device_keys (user_id, device_id, identity_key) VALUES (${user}, 'phone', '\\x01')`);
+    await db.pool.query(
+      sql.unsafe`INSERT INTO refresh_tokens (user_id, device_id, expires_at) VALUES (${user}, 'phone', now() + interval '30 days')`,
+    );
+    const waiting = (text: string) => async () =>
+      (await db.pool.exists(sql.type(z.object({ found: z.number() }))`
+        SELECT 1 AS found FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type IN ('Lock', 'advisory') AND query LIKE ${`%${text}%`}
+      `)) || undefined;
+
+    const locker = new pg.Client({ connectionString: db.url });
+    await locker.connect();
+    let revocation: Promise<number> | undefined;
+    let put: Promise<number> | undefined;
+    let putDone = false;
+    try {
+      await locker.query('BEGIN');
+      // The revocation, from the user's laptop, is under way: it waits on the key bundle's row.
+      await locker.query(`SELECT 1 FROM device_keys WHERE user_id = $1 AND device_id = 'phone' FOR UPDATE`, [user]);
+      revocation = api.request('DELETE', '/api/keys/devices/phone', { token: await tokenOf(user, 'laptop') }).then((r) => r.status);
+      await waitFor('the revocation to block on the held row', waiting('DELETE FROM device_keys'), 30_000);
+      // Meanwhile the phone, its access token not expired yet, registers.
+      put = api
+        .request('PUT', '/api/push/registration', {
+          token: await tokenOf(user, 'phone'),
+          body: { transport: 'unifiedpush', token: 'https://ntfy.example/late' },
+        })
+        .then((r) => ((putDone = true), r.status));
+      await waitFor('the PUT to answer or to wait for the revocation', async () => putDone || (await waiting('pg_advisory_xact_lock')()), 30_000);
+      await locker.query('COMMIT');
+    } finally {
+      await locker.end();
+    }
+    expect(await revocation).toBe(204);
+    expect(await put).toBe(401);
+    expect(await whatRemains(user, 'phone')).toEqual({ keys: 0, sessions: 0, registrations: 0 });
+  });
+
   it('a failure in any part leaves every part in place', async () => {
     const user = await createUser(db.pool);
     await fullDevice(user, 'doomed');

@@ -4,8 +4,10 @@
  */
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import type { MessageEvent } from '../../../src/bridge/event.js';
 import { recordChannelEvents } from '../../../src/bridge/record-events.js';
+import { createDatabasePool } from '../../../src/db/pool.js';
 import { devicesToSignal } from '../../../src/bridge/signal-pending.js';
 import { VIEW_CHANNEL } from '../../../src/permissions/flags.js';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
@@ -124,5 +126,89 @@ describe('recordChannelEvents', () => {
     const channel = await host.channel(server);
     // The same id in a real channel is new: it was not entered in the ledger.
     expect((await recordChannelEvents(db.pool, channel, [event(channel, alice, m1!, at(1))])).records).toEqual(['counted']);
+  });
+});
+
+describe('recordChannelEvents while registrations are deleted', () => {
+  /** Resolves once a backend of this database waits for a row lock. */
+  const someoneWaitsForALock = async () => {
+    for (let i = 0; i < 500; i++) {
+      const waiting = await db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+        SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`);
+      if (waiting > 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    throw new Error('nobody waited for a lock');
+  };
+
+  it('a recipient whose registration is deleted mid-statement is skipped; every other recipient gets the event', async () => {
+    const [owner, ...members] = await host.users(4);
+    const other = await host.server({ owner: owner!, everyone: VIEW_CHANNEL, members });
+    const channel = await host.channel(other);
+    const [kept1, doomed, kept2] = [await host.registration(members[0]!), await host.registration(members[1]!), await host.registration(members[2]!)];
+    const [m1] = ids(1);
+
+    // A logout: the delete is made, its commit held until the bridge is waiting on the row.
+    let commit!: () => void;
+    const held = new Promise<void>((resolve) => (commit = resolve));
+    const logout = db.pool.transaction(async (tx) => {
+      await tx.query(sql.unsafe`DELETE FROM push_registrations WHERE id = ${doomed.id}`);
+      await held;
+    });
+    const recording = recordChannelEvents(db.pool, channel, [{ messageId: m1!, channelId: channel, authorId: owner!, createdAt: at(1) }]);
+    recording.catch(() => undefined); // asserted below, once the delete has committed
+    await someoneWaitsForALock();
+    commit();
+    await logout;
+
+    const recorded = await recording;
+    expect(recorded.records).toEqual(['counted']);
+    expect(signalled(recorded.registrationsToSignal)).toEqual([kept1.id, kept2.id].sort());
+    const rows = await pendingRows(db.pool, channel);
+    expect(rows.map((r) => r.registration_id).sort()).toEqual([kept1.id, kept2.id].sort());
+  });
+
+  it('and the sweep, which locks its doomed registrations FOR UPDATE before deleting them, never deadlocks with it', async () => {
+    const [owner, ...members] = await host.users(4);
+    const other = await host.server({ owner: owner!, everyone: VIEW_CHANNEL, members });
+    const channel = await host.channel(other);
+    const [doomed1, doomed2, kept] = [
+      await host.registration(members[0]!),
+      await host.registration(members[1]!),
+      await host.registration(members[2]!),
+    ];
+    const [m1, m2] = ids(2);
+    // The first doomed device already has a row for the channel (the event updates it); the second has none (the event inserts it).
+    await recordChannelEvents(db.pool, channel, [{ messageId: m1!, channelId: channel, authorId: owner!, createdAt: at(1) }]);
+    await db.pool.query(sql.unsafe`DELETE FROM push_pending WHERE registration_id = ${doomed2.id}`);
+
+    // The sweep's order: lock the doomed registrations, then delete them (their pending rows cascade).
+    let holding!: () => void;
+    let proceed!: () => void;
+    const held = new Promise<void>((resolve) => (holding = resolve));
+    const go = new Promise<void>((resolve) => (proceed = resolve));
+    const sweep = db.pool.transaction(async (tx) => {
+      await tx.query(
+        sql.unsafe`SELECT id FROM push_registrations WHERE id = ANY(${sql.array([doomed1.id, doomed2.id], 'int8')}) ORDER BY id FOR UPDATE`,
+      );
+      holding();
+      await go;
+      await tx.query(sql.unsafe`DELETE FROM push_registrations WHERE id = ANY(${sql.array([doomed1.id, doomed2.id], 'int8')})`);
+    });
+    await held;
+    // slonik runs a transaction the deadlock detector rolled back again (after a second's
+    // stall): without that retry, a deadlock is an error here.
+    const bridgePool = await createDatabasePool(db.url, { maximumPoolSize: 1, transactionRetryLimit: 0 });
+    const recording = recordChannelEvents(bridgePool, channel, [{ messageId: m2!, channelId: channel, authorId: owner!, createdAt: at(2) }]);
+    recording.catch(() => undefined);
+    await someoneWaitsForALock();
+    proceed();
+
+    await expect(sweep).resolves.toBeUndefined();
+    const recorded = await recording.finally(() => bridgePool.end());
+    expect(recorded.records).toEqual(['counted']);
+    const rows = await pendingRows(db.pool, channel);
+    expect(rows.map((r) => [r.registration_id, r.message_count])).toEqual([[kept.id, 2]]);
   });
 });

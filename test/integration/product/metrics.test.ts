@@ -9,6 +9,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
@@ -88,6 +89,9 @@ describe('metrics of api, worker, bridge and the Temporal SDK', () => {
     const keys = createDeviceKeys();
     const endpoint = distributor.register(keys);
     const token = await signDeviceToken({ userId: bob!, deviceId: 'metrics-phone', secret: testJwtSecret });
+    await db.pool.query(
+      sql.unsafe`INSERT INTO refresh_tokens (user_id, device_id, expires_at) VALUES (${bob!}, 'metrics-phone', now() + interval '1 day')`,
+    );
     const put = await fetch(`${urls.api}/api/push/registration`, {
       method: 'PUT',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },

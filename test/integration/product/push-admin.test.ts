@@ -60,10 +60,10 @@ async function wokenPhone() {
   const endpoint = distributor.register(keys);
   const token = await signDeviceToken({ userId: reader!, deviceId, secret: testJwtSecret });
   const body = { transport: 'unifiedpush', token: endpoint, p256dh: keys.p256dh.toString('base64url'), auth: keys.auth.toString('base64url') };
-  expect((await h.api.request('PUT', '/api/push/registration', { token, body })).status).toBe(200);
   await db.pool.query(
     sql.unsafe`INSERT INTO refresh_tokens (user_id, device_id, expires_at) VALUES (${reader!}, ${deviceId}, now() + interval '1 day')`,
   );
+  expect((await h.api.request('PUT', '/api/push/registration', { token, body })).status).toBe(200);
   const event = { id: nextId(), channel_id: dm, author_id: author!, created_at: new Date().toISOString() };
   await jetstream(h.nc).publish(`${h.subjectPrefix}channel.${dm}.MESSAGE_CREATE`, JSON.stringify(event));
   await waitFor('the wake', async () => distributor.received.some((m) => m.endpoint === endpoint), 30_000);

@@ -7,6 +7,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../../devstack/daemons.js';
 import { parseSimulatorArgs } from '../../../simulator/cli-options.js';
@@ -44,8 +45,16 @@ async function conversation() {
   return { reader: reader!, dm, say };
 }
 
+/** The device signs in on the host: the api registers only a device with a live session. */
+async function signIn(userId: string, deviceId: string) {
+  await db.pool.query(
+    sql.unsafe`INSERT INTO refresh_tokens (user_id, device_id, expires_at) VALUES (${userId}, ${deviceId}, now() + interval '1 day')`,
+  );
+}
+
 /** Simulator options from a command line, for the device `deviceId` of `reader`. */
 async function options(reader: string, deviceId: string, extra: string[] = []) {
+  await signIn(reader, deviceId);
   const jwt = await signDeviceToken({ userId: reader, deviceId, secret: testJwtSecret });
   return parseSimulatorArgs(['--api', h.api.url, '--token', jwt, '--wakes', '1', '--timeout', '30', ...extra]);
 }
@@ -110,6 +119,7 @@ describe('simulate-device', () => {
 
     it('mints its token from a secret file, prints the wake and the drain, exits 0', async () => {
       const { reader, dm, say } = await conversation();
+      await signIn(reader, 'cli-phone');
       const run = runCli('simulate-device', [
         '--api',
         h.api.url,
@@ -133,6 +143,7 @@ describe('simulate-device', () => {
 
     it('exits 2 when no wake comes in time, 1 with its usage on a bad command line', async () => {
       const { reader } = await conversation();
+      await signIn(reader, 'idle-phone');
       const quiet = runCli('simulate-device', [
         '--api',
         h.api.url,

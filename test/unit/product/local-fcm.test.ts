@@ -24,7 +24,7 @@ afterAll(async () => {
   await local?.close();
 });
 
-const registration = (token: string) => ({ id: '1', transport: 'fcm' as const, token, p256dh: null, auth: null });
+const registration = (token: string) => ({ id: '1', userId: '1', transport: 'fcm' as const, token, p256dh: null, auth: null });
 
 describe('local FCM stand-in', () => {
   it('delivers a wake to the phone holding the token, with its priority', async () => {

@@ -217,7 +217,7 @@ describe('FCM OAuth token', () => {
 describe('FCM prune breaker', () => {
   it('stops pruning when token-related 400/403 answers pile up across devices, alerts, and resets after the window', async () => {
     let clock = Date.parse('2026-12-01T12:00:00Z');
-    const { fcm, transport, captured } = await world({ now: () => clock, breaker: { threshold: 3, windowMs: 60_000 } });
+    const { fcm, transport, captured } = await world({ now: () => clock, breaker: { floor: 3, windowMs: 60_000 } });
     const tripsBefore = (await breakerTrips.get()).values[0]?.value ?? 0;
     const tokenAnswer = (i: number) => (i % 2 === 0 ? fcmError('INVALID_ARGUMENT', { aboutToken: true }) : fcmError('SENDER_ID_MISMATCH'));
     fcm.script(...Array.from({ length: 6 }, (_, i) => tokenAnswer(i)));

@@ -39,11 +39,13 @@ export function captureLog(): CapturedLog {
 let nextId = 1;
 
 export function fcmRegistration(token: string): RegistrationForSend {
-  return { id: String(nextId++), transport: 'fcm', token, p256dh: null, auth: null };
+  const id = String(nextId++);
+  return { id, userId: `user-${id}`, transport: 'fcm', token, p256dh: null, auth: null };
 }
 
 export function upRegistration(endpoint: string, keys?: DeviceKeys): RegistrationForSend {
-  return { id: String(nextId++), transport: 'unifiedpush', token: endpoint, p256dh: keys?.p256dh ?? null, auth: keys?.auth ?? null };
+  const id = String(nextId++);
+  return { id, userId: `user-${id}`, transport: 'unifiedpush', token: endpoint, p256dh: keys?.p256dh ?? null, auth: keys?.auth ?? null };
 }
 
 /** A token that looks like FCM's (they are ~150 url-safe characters). */

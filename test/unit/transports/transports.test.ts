@@ -96,7 +96,7 @@ describe('secrets stay out of logs and outcomes', () => {
         PUSH_VAPID_SUBJECT: 'mailto:ops@chat.example',
       }),
       captured.log,
-      { unifiedPushDeadlineMs: 300, breaker: { threshold: 1 } },
+      { unifiedPushDeadlineMs: 300, breaker: { floor: 1 } },
     );
     cleanups.push(async () => {
       await transports.close();
