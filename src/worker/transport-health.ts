@@ -22,12 +22,12 @@ import type { DatabasePool } from '../db/pool.js';
 import type { Logger } from '../log.js';
 import type { OriginKey, OriginSummary } from '../transports/outage-detector.js';
 import type { Transports } from '../transports/index.js';
-import { transportNameSchema } from '../domain.js';
 import { errorSummary } from '../error-summary.js';
+import { clearOutageBackoffs, releaseProbe, type HeldRow } from './outage-recovery.js';
 
 export interface TransportHealthOptions {
   readonly pool: DatabasePool;
-  readonly transports: Pick<Transports, 'detector' | 'onOutageEnd' | 'clock'>;
+  readonly transports: Pick<Transports, 'detector' | 'onOutageEnd' | 'clock' | 'originLabel'>;
   readonly temporal: Client;
   readonly taskQueue: string;
   readonly log: Logger;
@@ -50,7 +50,6 @@ export interface TransportHealth {
 /** Rows of a worker that stopped writing are ignored after this, and deleted later. */
 const staleAfterMs = 30_000;
 const deleteAfterMs = 10 * 60_000;
-const recoveryPage = 500;
 
 const summaryRow = z.object({
   origin_key: z.string(),
@@ -59,11 +58,11 @@ const summaryRow = z.object({
   last_delivered_at: z.date().nullable(),
   in_outage: z.boolean(),
 });
-const wokenRow = z.object({ user_id: z.string(), device_id: z.string(), transport: transportNameSchema, has_pending: z.boolean() });
 
 export function startTransportHealth(options: TransportHealthOptions): TransportHealth {
   const { pool, transports, log } = options;
   const detector = transports.detector;
+  const label = (key: OriginKey) => transports.originLabel(key);
   const workerId = options.workerId ?? `${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const intervalMs = options.intervalMs ?? 5_000;
   const probeEveryMs = options.probeEveryMs ?? 15_000;
@@ -126,39 +125,21 @@ export function startTransportHealth(options: TransportHealthOptions): Transport
     detector.setRemote(remote, now);
   }
 
-  /** Wakes every device held back by the outage of `key`, a page at a time. */
+  /** Wakes every device held back by the outage of `key`, a page at a time (outage-recovery.ts). */
   async function recover(key: OriginKey): Promise<void> {
     let woken = 0;
-    for (;;) {
-      const rows = await pool.any(sql.type(wokenRow)`
-        WITH held AS (
-          SELECT id FROM push_registrations WHERE backoff_origin = ${key} ORDER BY id LIMIT ${recoveryPage} FOR UPDATE SKIP LOCKED
-        )
-        UPDATE push_registrations r SET backoff_until = NULL, backoff_origin = NULL, backoff_reason = NULL
-        FROM held WHERE r.id = held.id
-        RETURNING r.user_id, r.device_id, r.transport,
-                  EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = r.id) AS has_pending`);
+    const cleared = await clearOutageBackoffs(pool, key, async (rows) => {
       woken += await signalPending(rows);
-      if (rows.length < recoveryPage) break;
-    }
-    if (woken > 0) log.info({ outage: key, woken }, 'outage over: devices it held back were woken');
+    });
+    if (cleared > 0) log.info({ outage: label(key), cleared, woken }, 'outage over: devices it held back were woken');
   }
 
-  /** Lets one held-back device with rows pending try now: its send is the origin's probe. */
-  async function probe(key: OriginKey): Promise<void> {
-    const rows = await pool.any(sql.type(wokenRow)`
-      WITH held AS (
-        SELECT r.id FROM push_registrations r
-        WHERE r.backoff_origin = ${key} AND r.backoff_until IS NOT NULL
-          AND EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = r.id)
-        LIMIT 1 FOR UPDATE SKIP LOCKED
-      )
-      UPDATE push_registrations r SET backoff_until = NULL FROM held WHERE r.id = held.id
-      RETURNING r.user_id, r.device_id, r.transport, true AS has_pending`);
-    await signalPending(rows);
+  /** Lets one held-back device with rows pending try now, one that delivered recently first: its send is the origin's probe. */
+  async function probe(key: OriginKey, now: number): Promise<void> {
+    await signalPending(await releaseProbe(pool, key, detector.deliveredRecently(key, now)));
   }
 
-  async function signalPending(rows: readonly z.infer<typeof wokenRow>[]): Promise<number> {
+  async function signalPending(rows: readonly HeldRow[]): Promise<number> {
     const due = rows.filter((r) => r.has_pending);
     let failed = 0;
     for (let i = 0; i < due.length; i += 16) {
@@ -188,13 +169,13 @@ export function startTransportHealth(options: TransportHealthOptions): Transport
         await recover(key);
         ended.delete(key);
       } catch (error) {
-        log.warn({ outage: key, err: errorSummary(error) }, 'could not wake the devices held back by an outage (next round)');
+        log.warn({ outage: label(key), err: errorSummary(error) }, 'could not wake the devices held back by an outage (next round)');
       }
     }
     for (const key of detector.outages()) {
       if (now - (lastProbe.get(key) ?? -Infinity) < probeEveryMs) continue;
       lastProbe.set(key, now);
-      await probe(key).catch((error: unknown) => log.warn({ outage: key, err: errorSummary(error) }, 'could not start a probe'));
+      await probe(key, now).catch((error: unknown) => log.warn({ outage: label(key), err: errorSummary(error) }, 'could not start a probe'));
     }
     for (const key of lastProbe.keys()) if (!detector.inOutage(key)) lastProbe.delete(key);
   }
