@@ -23,6 +23,7 @@ import {
   type OutageDetector,
   type OutageDetectorOptions,
 } from './outage-detector.js';
+import { requestDeadlineMs } from '../../workflows/send-time-limit.js';
 import { createOriginLabeler, type OriginLabeler } from './origin-label.js';
 import { createGuardedAgent, type Resolve } from './safe-http.js';
 import type { RegistrationForSend, PushSender, WakeOutcome, WakeSender } from './types.js';
@@ -69,8 +70,8 @@ export interface Transports extends WakeSender {
 }
 
 export const defaults = {
-  unifiedPushDeadlineMs: 10_000,
-  fcmDeadlineMs: 10_000,
+  unifiedPushDeadlineMs: requestDeadlineMs.unifiedPush,
+  fcmDeadlineMs: requestDeadlineMs.fcm,
   unifiedPushBodyCapBytes: 1024,
   // FCM's error answers are small JSON documents; this is room to spare.
   fcmBodyCapBytes: 64 * 1024,
@@ -125,9 +126,9 @@ export function createTransports(config: TransportConfig, log: Logger, options: 
     detector,
     originLabel,
     forRegistration: (registration) => observed[registration.transport],
-    send: (registration, priority, now) => {
+    send: (registration, priority, now, signal) => {
       latest = Math.max(latest, now);
-      return judgedSend(observed[registration.transport], detector, keys, registration, priority, now);
+      return judgedSend(observed[registration.transport], detector, keys, { registration, priority, now, signal });
     },
     onOutageEnd: (listener) => void outageEndListeners.push(listener),
     clock: () => Math.max(Date.now(), latest),
@@ -161,10 +162,9 @@ async function judgedSend(
   transport: PushSender,
   detector: OutageDetector,
   keys: OriginKeys,
-  registration: RegistrationForSend,
-  priority: WakePriority,
-  now: number,
+  wake: { registration: RegistrationForSend; priority: WakePriority; now: number; signal: AbortSignal | undefined },
 ): Promise<WakeOutcome> {
+  const { registration, priority, now, signal } = wake;
   const isFcm = registration.transport === 'fcm';
   const main = isFcm ? keys.fcm?.send : unifiedPushKey(registration.token);
   const watched = [isFcm ? keys.fcm?.oauth : undefined, main].filter((key): key is OriginKey => key !== undefined);
@@ -181,7 +181,10 @@ async function judgedSend(
       ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
     };
   }
-  const outcome = await transport.send(registration, priority);
+  const outcome = await transport.send(registration, priority, signal);
+  // Cut short by its activity's cancellation: the answer (if any) was never read; it says
+  // nothing about the origin, and the activity records nothing.
+  if (signal?.aborted === true) return { kind: 'retry', reason: 'send cancelled', cause: 'failed', counts: false };
   switch (outcome.kind) {
     case 'delivered':
       for (const key of watched) detector.record(key, registration.id, true, now);
@@ -264,7 +267,7 @@ function createFcm(config: TransportConfig, log: Logger, dispatcher: Agent, opti
   return createFcmSender({
     projectId,
     endpoint: config.fcm.endpoint,
-    tokens: createAccessTokens(credentials, deadlineMs),
+    tokens: createAccessTokens(credentials, options.fcmDeadlineMs ?? requestDeadlineMs.oauth),
     dispatcher,
     deadlineMs,
     bodyCapBytes: defaults.fcmBodyCapBytes,

@@ -44,7 +44,8 @@ export type SendOutcome =
 /** Sends wakes through one transport (FCM or UnifiedPush). */
 export interface PushSender {
   readonly name: TransportName;
-  send(registration: RegistrationForSend, priority: WakePriority): Promise<SendOutcome>;
+  /** `signal` aborts the request(s) in flight (the send activity was cancelled); the outcome then means nothing. */
+  send(registration: RegistrationForSend, priority: WakePriority, signal?: AbortSignal): Promise<SendOutcome>;
 }
 
 /** The constant wake (design §1). Its size never varies. */
@@ -72,6 +73,9 @@ export type WakeOutcome =
     };
 
 export interface WakeSender {
-  /** Sends one wake, `now` being the workflow's time (the detector's clock). Never throws. */
-  send(registration: RegistrationForSend, priority: WakePriority, now: number): Promise<WakeOutcome>;
+  /**
+   * Sends one wake, `now` being the workflow's time (the detector's clock). Never throws.
+   * `signal`: the send activity's cancellation; it aborts the requests in flight.
+   */
+  send(registration: RegistrationForSend, priority: WakePriority, now: number, signal?: AbortSignal): Promise<WakeOutcome>;
 }
