@@ -6,11 +6,14 @@
  *   000024) and the other replicas' come back, so every replica judges an origin on what all
  *   of them saw; rows of stopped workers age out and are deleted;
  * - **probe**: for each origin in outage, one device it held back is woken now and then
- *   (its back-off cleared, a `pending` signal): its send is the probe that finds the end of
- *   the outage, so nobody waits for the growing back-offs of the others;
+ *   (its back-off cleared, a `pending` signal), one the origin delivered to lately first: its
+ *   send is the probe that finds the end of the outage, so nobody waits for the growing
+ *   back-offs of the others, and a dead endpoint does not stand in for the origin;
  * - **recover**: when an outage ends, every device it held back (`backoff_origin`) gets its
- *   back-off cleared and, if rows are pending, a `pending` signal — in pages, at once, rather
- *   than at its own back-off or the 15-minute re-wake.
+ *   back-off cleared and, if rows are pending, a `pending` signal — in keyset pages, at once,
+ *   rather than at its own back-off or the 15-minute re-wake (the SQL: outage-recovery.ts).
+ *
+ * Origins are logged as `transports.originLabel` shows them: self-hosted ones by tag only.
  */
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
