@@ -8,7 +8,7 @@
  *             detector), and records the outcome: a wake that did not go through releases the
  *             claim with a back-off instead of holding an activity in Temporal's retry.
  */
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../src/db/pool.js';
@@ -278,7 +278,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
     try {
       return await sendWakeUnguarded(input);
     } catch (error) {
-      if (error instanceof ApplicationFailure) throw error;
+      if (error instanceof ApplicationFailure || error instanceof CancelledFailure) throw error;
       log.warn({ registrationId: input.registrationId, err: errorSummary(error) }, 'send activity failed unexpectedly');
       throw ApplicationFailure.create({
         type: 'SendActivityError',
@@ -300,7 +300,11 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
       p256dh: row.up_p256dh,
       auth: row.up_auth,
     };
-    const outcome = await deps.transports.send(registration, input.priority, now);
+    const signal = cancellationSignal();
+    const outcome = await deps.transports.send(registration, input.priority, now, signal);
+    // Cancelled (its attempt timed out, the worker shuts down): Temporal runs the next attempt
+    // or none; this one writes nothing, so that two attempts never record at once.
+    if (signal?.aborted === true) throw new CancelledFailure('send cancelled: nothing recorded');
     wakes.inc({ transport: registration.transport, priority: input.priority, outcome: outcomeLabel(outcome) });
     const ids = { registrationId: row.id, userId: input.userId, deviceId: input.deviceId, transport: row.transport };
     switch (outcome.kind) {
@@ -431,6 +435,15 @@ export function retryDeferral(outcome: Extract<WakeOutcome, { kind: 'retry' }>, 
     counts: outcome.counts,
     ...(outcome.outage === undefined ? {} : { origin: outcome.outage }),
   };
+}
+
+/** The running activity's cancellation (a time-out of its attempt included); none outside an activity. */
+function cancellationSignal(): AbortSignal | undefined {
+  try {
+    return Context.current().cancellationSignal;
+  } catch {
+    return undefined; // called directly (tests, tools)
+  }
 }
 
 /** The wait before the next attempt (see `backoffBaseMs`). */

@@ -13,6 +13,7 @@
  *   worker-memory 8. worker RSS per 1,000 cached workflows
  *   fcm-budget    9. a busy channel through FCM, the per-device wake budget off and on (time-skipping server)
  *   sweep         maintenance: the no-session sweep's full pass at 1,000,000 registrations vs one bare DELETE
+ *   outage-recovery the end of an outage: 1,000,000 held-back registrations cleared by keyset vs the old query
  *   scale         issue 17: registration churn; PostgreSQL at a million registrations (bridge,
  *                 drain, maintenance, sizes) — its million rows stay, so it runs last on its stack
  *   fan-out-server 1–3 again on a second stack whose Temporal is the real server (mTLS), and
@@ -32,6 +33,7 @@ import { measureFanOutChurn } from './measure/fan-out-churn.js';
 import { measureFcmBudget } from './measure/fcm-budget.js';
 import { measureLiveTraffic } from './measure/live-traffic.js';
 import { measureMaintenanceSweep } from './measure/maintenance-sweep.js';
+import { measureOutageRecovery } from './measure/outage-recovery.js';
 import { measureScaleChurn } from './measure/scale-churn.js';
 import { measureScalePostgres } from './measure/scale-postgres.js';
 import { measureWakePath } from './measure/wake-path.js';
@@ -59,6 +61,8 @@ const measurements: readonly (readonly [MeasurementName, Measure])[] = [
   ['fan-out-churn', measureFanOutChurn],
   // Last: it loads a million registrations (and removes them again).
   ['sweep', (stack, report, settings) => measureMaintenanceSweep(stack, report, settings)],
+  // Also loads (and removes) a million registrations.
+  ['outage-recovery', (stack, report, settings) => measureOutageRecovery(stack, report, settings)],
   // Last of all: its million rows stay until the stack is discarded.
   ['scale', measureScale],
 ];
@@ -121,6 +125,7 @@ const docsOrder: readonly string[] = [
   'claim',
   'wake-path',
   'sweep',
+  'outage-recovery',
   'scale',
   'scale-churn',
 ];

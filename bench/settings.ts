@@ -15,6 +15,7 @@ export const measurementNames = [
   'worker-memory',
   'fcm-budget',
   'sweep',
+  'outage-recovery',
   'scale',
   'fan-out-server',
 ] as const;
@@ -52,6 +53,8 @@ export interface BenchSettings {
   readonly fcmBudget: { readonly devices: number; readonly durationMs: number; readonly dmEveryMs: number };
   /** Registrations the maintenance sweep passes over; rounds after a warm-up. */
   readonly sweep: { readonly registrations: number; readonly rounds: number };
+  /** Registrations held back by one outage whose end clears them; the old query's time cap. */
+  readonly outageRecovery: { readonly registrations: number; readonly referenceCapMs: number };
   /** Issue 17: PostgreSQL at a million registrations, and registration churn (bench/measure/scale-*.ts). */
   readonly atScale: {
     /** Registrations (and users, each with one device) loaded with `INSERT … SELECT generate_series`. */
@@ -86,6 +89,7 @@ const full: Omit<BenchSettings, 'only'> = {
   workerMemory: { steps: [1_000, 2_000] },
   fcmBudget: { devices: 3, durationMs: 3_600_000, dmEveryMs: 10 * 60_000 },
   sweep: { registrations: 1_000_000, rounds: 2 },
+  outageRecovery: { registrations: 1_000_000, referenceCapMs: 60_000 },
   atScale: {
     registrations: 1_000_000,
     channelSizes: [10_000, 100_000],
@@ -112,6 +116,7 @@ const small: Omit<BenchSettings, 'only'> = {
   workerMemory: { steps: [250, 500] },
   fcmBudget: { devices: 2, durationMs: 25 * 60_000, dmEveryMs: 5 * 60_000 },
   sweep: { registrations: 100_000, rounds: 1 },
+  outageRecovery: { registrations: 100_000, referenceCapMs: 20_000 },
   atScale: {
     registrations: 100_000,
     channelSizes: [1_000, 10_000],

@@ -34,6 +34,7 @@ import { PushTransport } from '../temporal/names.js';
 import { DeviceState, type NextCheck } from './device-state.js';
 import { drainedSignal, pendingSignal, registeredSignal, stateQuery, stopSignal, type RegistrationWorkflowInput } from './registration-messages.js';
 import type { TransportName } from '../src/domain.js';
+import { sendAttemptTimeoutMs } from './send-time-limit.js';
 
 export * from './registration-messages.js';
 
@@ -60,8 +61,10 @@ const claims = proxyLocalActivities<Activities>({
   retry: claimRetry,
   localRetryThreshold,
 } satisfies LocalActivityOptions);
+// Per attempt: the send's worst case (send-time-limit.ts). No scheduleToClose: a
+// wake our misconfiguration holds back is retried until a worker can send it.
 const sends = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '20s',
+  startToCloseTimeout: sendAttemptTimeoutMs,
   retry: sendRetry,
   localRetryThreshold,
 } satisfies LocalActivityOptions);

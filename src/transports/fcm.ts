@@ -46,11 +46,19 @@ export function createFcmSender(options: FcmOptions): PushSender {
   const url = `${options.endpoint}/v1/projects/${encodeURIComponent(options.projectId)}/messages:send`;
   const now = options.now ?? Date.now;
 
-  async function send(registration: RegistrationForSend, priority: WakePriority, retriedAfter401: boolean): Promise<SendOutcome> {
+  async function send(
+    registration: RegistrationForSend,
+    priority: WakePriority,
+    retriedAfter401: boolean,
+    signal: AbortSignal | undefined,
+  ): Promise<SendOutcome> {
     let bearer: string;
     try {
-      bearer = await options.tokens.get();
+      // The token request is shared by every send waiting for it: a cancelled send stops
+      // waiting, the request goes on for the others.
+      bearer = await untilAborted(options.tokens.get(), signal);
     } catch (error) {
+      if (signal?.aborted === true) return cancelled;
       return tokenFailure(error);
     }
     let answer: PostAnswer;
@@ -61,8 +69,10 @@ export function createFcmSender(options: FcmOptions): PushSender {
         body: fcmMessage(registration.token, priority),
         deadlineMs: options.deadlineMs,
         bodyCapBytes: options.bodyCapBytes,
+        signal,
       });
     } catch (error) {
+      if (signal?.aborted === true) return cancelled;
       // No answer from Google: our network or FCM as a whole, never the token's doing.
       return { kind: 'transient', reason: `FCM ${describeFailure(error).reason}`, blame: 'network' };
     }
@@ -70,7 +80,7 @@ export function createFcmSender(options: FcmOptions): PushSender {
     const verdict = classifyFcmError(answer.status, parseJson(answer.body));
     if (verdict.kind !== 'refresh-token') return outcomeOf(verdict, answer, registration.id);
     options.tokens.invalidate(bearer);
-    if (!retriedAfter401) return send(registration, priority, true);
+    if (!retriedAfter401) return send(registration, priority, true, signal);
     return { kind: 'config-error', reason: `${verdict.reason}: a fresh OAuth token was refused too` };
   }
 
@@ -98,11 +108,25 @@ export function createFcmSender(options: FcmOptions): PushSender {
 
   return {
     name: 'fcm',
-    send(registration, priority) {
+    send(registration, priority, signal) {
       options.breaker.isOpen(); // lets a breaker that saw no new answers close on time
-      return send(registration, priority, false);
+      return send(registration, priority, false, signal);
     },
   };
+}
+
+/** What a cancelled send returns (its caller, the cancelled activity, records nothing). */
+const cancelled: SendOutcome = { kind: 'transient', reason: 'FCM send cancelled', blame: 'internal' };
+
+/** `promise`, or a rejection as soon as `signal` aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise;
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 /** No token: refused credentials or none at all (config), or a token endpoint that could not answer (transient). */

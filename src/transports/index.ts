@@ -6,6 +6,7 @@
  * then), and judges a failure: the endpoint's own (counted toward the ten) or not.
  * `close` releases the connection pools on shutdown.
  */
+import { randomBytes } from 'node:crypto';
 import { Agent } from 'undici';
 import type { WorkerConfig } from '../config/index.js';
 import type { Logger } from '../log.js';
@@ -22,6 +23,8 @@ import {
   type OutageDetector,
   type OutageDetectorOptions,
 } from './outage-detector.js';
+import { requestDeadlineMs } from '../../workflows/send-time-limit.js';
+import { createOriginLabeler, type OriginLabeler } from './origin-label.js';
 import { createGuardedAgent, type Resolve } from './safe-http.js';
 import type { RegistrationForSend, PushSender, WakeOutcome, WakeSender } from './types.js';
 import { createUnifiedPushSender } from './unifiedpush.js';
@@ -44,7 +47,13 @@ export interface TransportOptions {
   /** DNS for UnifiedPush host names (tests point names at chosen addresses). */
   readonly resolve?: Resolve;
   /** The outage detector's windows and thresholds (outage-detector.ts). */
-  readonly outage?: Omit<OutageDetectorOptions, 'onEnter' | 'onExit'>;
+  readonly outage?: Omit<OutageDetectorOptions, 'onEnter' | 'onExit' | 'onShared'>;
+  /**
+   * The per-deployment secret under which self-hosted origins are tagged in logs and metrics
+   * (origin-label.ts; the worker passes `originTagSecret(…)`). Without it, a random one: tags
+   * are then stable for this process only.
+   */
+  readonly originTagSecret?: string;
 }
 
 export interface Transports extends WakeSender {
@@ -56,6 +65,8 @@ export interface Transports extends WakeSender {
   /** The transports this worker can send with (FCM only with credentials). */
   readonly configured: readonly TransportName[];
   forRegistration(registration: RegistrationForSend): PushSender;
+  /** How an origin is named in logs and metrics: well-known ones by name, others by tag (origin-label.ts). */
+  readonly originLabel: OriginLabeler;
   /** Called when an origin's outage ends (the worker wakes the devices it deferred). */
   onOutageEnd(listener: (key: OriginKey) => void): void;
   /** The detector's clock: the latest workflow time a send came with, or the real time if later. */
@@ -64,8 +75,8 @@ export interface Transports extends WakeSender {
 }
 
 export const defaults = {
-  unifiedPushDeadlineMs: 10_000,
-  fcmDeadlineMs: 10_000,
+  unifiedPushDeadlineMs: requestDeadlineMs.unifiedPush,
+  fcmDeadlineMs: requestDeadlineMs.fcm,
   unifiedPushBodyCapBytes: 1024,
   // FCM's error answers are small JSON documents; this is room to spare.
   fcmBodyCapBytes: 64 * 1024,
@@ -91,19 +102,26 @@ export function createTransports(config: TransportConfig, log: Logger, options: 
   const { sender: fcm, tokens: fcmTokens } = createFcm(config, transportLog, fcmAgent, options);
   const observed = { fcm: observe(fcm, transportLog), unifiedpush: observe(unifiedpush, transportLog) };
   const outageEndListeners: Array<(key: OriginKey) => void> = [];
+  const originLabel = createOriginLabeler(options.originTagSecret ?? randomBytes(32).toString('base64url'));
   const detector = createOutageDetector({
     ...options.outage,
     onEnter: (key, summary) => {
-      updateOutageGauge(detector);
+      updateOutageGauge(detector, originLabel);
       transportLog.warn(
-        { alert: 'transport-outage', ...parseOriginKey(key), failing: summary.failed, delivered: summary.delivered },
-        'outage: most recent sends to this origin fail; its wakes are held back (a probe now and then) and no failure counts against a device',
+        { alert: 'transport-outage', ...originLabel(key), failing: summary.failed, delivered: summary.delivered },
+        'outage: at least half of the recently active registrations of this origin fail; its wakes are held back (a probe now and then) and no failure counts against a device',
       );
     },
     onExit: (key, why) => {
-      updateOutageGauge(detector);
-      transportLog.info({ alert: 'transport-outage', ...parseOriginKey(key), why }, 'outage over: the devices it held back are woken');
+      updateOutageGauge(detector, originLabel);
+      transportLog.info({ alert: 'transport-outage', ...originLabel(key), why }, 'outage over: the devices it held back are woken');
       for (const listener of outageEndListeners) listener(key);
+    },
+    onShared: (signature, origins, activeOrigins) => {
+      transportLog.warn(
+        { alert: 'transport-shared-failure', reason: signature, origins, activeOrigins },
+        'the same failure from many origins at once: a fault on our side (e.g. the VAPID key); it counts against no device',
+      );
     },
   });
   const keys = originKeys(config);
@@ -113,10 +131,11 @@ export function createTransports(config: TransportConfig, log: Logger, options: 
     fcmTokens,
     detector,
     configured: keys.fcm === undefined ? ['unifiedpush'] : ['unifiedpush', 'fcm'],
+    originLabel,
     forRegistration: (registration) => observed[registration.transport],
-    send: (registration, priority, now) => {
+    send: (registration, priority, now, signal) => {
       latest = Math.max(latest, now);
-      return judgedSend(observed[registration.transport], detector, keys, registration, priority, now);
+      return judgedSend(observed[registration.transport], detector, keys, { registration, priority, now, signal });
     },
     onOutageEnd: (listener) => void outageEndListeners.push(listener),
     clock: () => Math.max(Date.now(), latest),
@@ -154,14 +173,13 @@ async function judgedSend(
   transport: PushSender,
   detector: OutageDetector,
   keys: OriginKeys,
-  registration: RegistrationForSend,
-  priority: WakePriority,
-  now: number,
+  wake: { registration: RegistrationForSend; priority: WakePriority; now: number; signal: AbortSignal | undefined },
 ): Promise<WakeOutcome> {
+  const { registration, priority, now, signal } = wake;
   const isFcm = registration.transport === 'fcm';
   const main = isFcm ? keys.fcm?.send : unifiedPushKey(registration.token);
   const watched = [isFcm ? keys.fcm?.oauth : undefined, main].filter((key): key is OriginKey => key !== undefined);
-  const blocked = watched.find((key) => !detector.admit(key, now));
+  const blocked = watched.find((key) => !detector.admit(key, registration.id, now));
   if (blocked !== undefined) {
     outageDeferrals.inc({ transport: registration.transport });
     const retryAfterMs = detector.retryAfterHint(blocked, now);
@@ -174,7 +192,10 @@ async function judgedSend(
       ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
     };
   }
-  const outcome = await transport.send(registration, priority);
+  const outcome = await transport.send(registration, priority, signal);
+  // Cut short by its activity's cancellation: the answer (if any) was never read; it says
+  // nothing about the origin, and the activity records nothing.
+  if (signal?.aborted === true) return { kind: 'retry', reason: 'send cancelled', cause: 'failed', counts: false };
   switch (outcome.kind) {
     case 'delivered':
       for (const key of watched) detector.record(key, registration.id, true, now);
@@ -182,26 +203,34 @@ async function judgedSend(
     case 'dead':
     case 'config-error':
       return outcome;
-    case 'rate-limited': {
-      // FCM's quota answers may be the project's: they weigh in the outage window. A
-      // UnifiedPush 429 is one endpoint's rate limit (the spec: per endpoint), not its origin's.
-      if (isFcm && main !== undefined) detector.record(main, registration.id, false, now, outcome.retryAfterMs);
-      const outage = isFcm && main !== undefined && detector.inOutage(main) ? { outage: main } : {};
-      return { kind: 'retry', reason: outcome.reason, cause: 'rate-limited', counts: false, ...retryAfter(outcome.retryAfterMs), ...outage };
-    }
+    case 'rate-limited':
+      // A rate limit is the registration's own back-off, honoured exactly: a UnifiedPush 429 is
+      // one endpoint's (the spec: per endpoint), FCM's QUOTA_EXCEEDED one device's message
+      // rate. It is no failure of the origin and never holds back another device's wake. (A
+      // project-wide FCM quota answers every device alike: each backs off on its own, ≥ 60 s.)
+      return { kind: 'retry', reason: outcome.reason, cause: 'rate-limited', counts: false, ...retryAfter(outcome.retryAfterMs) };
     case 'transient': {
       const key = outcome.blame === 'token-endpoint' ? keys.fcm?.oauth : main;
       if (key === undefined || outcome.blame === 'internal') {
         sendFailures.inc({ transport: registration.transport, counted: 'no' });
         return { kind: 'retry', reason: outcome.reason, cause: 'failed', counts: false, ...retryAfter(outcome.retryAfterMs) };
       }
-      detector.record(key, registration.id, false, now, outcome.retryAfterMs);
+      detector.record(key, registration.id, false, now, outcome.retryAfterMs, failureSignature(outcome.reason));
       const counts = detector.counts(key, registration.id, outcome.blame, now);
       sendFailures.inc({ transport: registration.transport, counted: counts ? 'yes' : 'no' });
       const outage = detector.inOutage(key) ? { outage: key } : {};
       return { kind: 'retry', reason: outcome.reason, cause: 'failed', counts, ...retryAfter(outcome.retryAfterMs), ...outage };
     }
   }
+}
+
+/**
+ * What makes two failures "the same" across origins (outage-detector.ts, "ours"): the reason,
+ * a fixed text, with a distributor's 401 and 403 taken as one (both refuse our authorization,
+ * e.g. a VAPID key rotated on our side).
+ */
+export function failureSignature(reason: string): string {
+  return /^UnifiedPush 40[13]$/.test(reason) ? 'UnifiedPush 401/403' : reason;
 }
 
 function retryAfter(ms: number | undefined): { retryAfterMs?: number } {
@@ -211,13 +240,10 @@ function retryAfter(ms: number | undefined): { retryAfterMs?: number } {
 /** At most this many origins are named on the gauge; more would make its labels unbounded. */
 const maxOutageLabels = 50;
 
-function updateOutageGauge(detector: OutageDetector): void {
+function updateOutageGauge(detector: OutageDetector, originLabel: OriginLabeler): void {
   const keys = detector.outages().sort();
   outageGauge.reset();
-  for (const key of keys.slice(0, maxOutageLabels)) {
-    const { provider, origin } = parseOriginKey(key);
-    outageGauge.set({ provider, origin }, 1);
-  }
+  for (const key of keys.slice(0, maxOutageLabels)) outageGauge.set({ ...originLabel(key) }, 1);
   const others = keys.slice(maxOutageLabels);
   if (others.length > 0) outageGauge.set({ provider: 'unifiedpush', origin: '(others)' }, others.length);
 }
@@ -256,7 +282,7 @@ function createFcm(
       log.info({ alert: 'fcm-prune-breaker' }, 'FCM prune breaker closed: token-related answers prune registrations again');
     },
   });
-  const tokens = createAccessTokens(credentials, { projectId, timeoutMs: deadlineMs, log });
+  const tokens = createAccessTokens(credentials, { projectId, timeoutMs: options.fcmDeadlineMs ?? requestDeadlineMs.oauth, log });
   const sender = createFcmSender({
     projectId,
     endpoint: config.fcm.endpoint,

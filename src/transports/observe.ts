@@ -13,11 +13,11 @@ import { errorSummary } from '../error-summary.js';
 export function observe(transport: PushSender, log: Logger): PushSender {
   return {
     name: transport.name,
-    async send(registration, priority) {
+    async send(registration, priority, signal) {
       const stopTimer = sendDuration.startTimer({ transport: transport.name });
       let outcome: SendOutcome;
       try {
-        outcome = await transport.send(registration, priority);
+        outcome = await transport.send(registration, priority, signal);
       } catch (error) {
         log.error(
           { registrationId: registration.id, transport: transport.name, err: errorSummary(error, { message: false }) },

@@ -94,6 +94,8 @@ export interface PostOptions {
   readonly deadlineMs: number;
   /** Response bytes read at most; the rest is never downloaded. */
   readonly bodyCapBytes: number;
+  /** Aborts the request from outside (the send activity was cancelled). */
+  readonly signal?: AbortSignal | undefined;
 }
 
 export interface PostAnswer {
@@ -113,7 +115,7 @@ export async function postWithDeadline(url: string, options: PostOptions): Promi
       dispatcher: options.dispatcher,
       headers: options.headers,
       body: options.body,
-      signal: controller.signal,
+      signal: options.signal === undefined ? controller.signal : AbortSignal.any([controller.signal, options.signal]),
     });
     const body = await readCapped(response.body, options.bodyCapBytes);
     return { status: response.statusCode, headers: response.headers, body };

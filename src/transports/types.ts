@@ -46,7 +46,8 @@ export type SendOutcome =
 /** Sends wakes through one transport (FCM or UnifiedPush). */
 export interface PushSender {
   readonly name: TransportName;
-  send(registration: RegistrationForSend, priority: WakePriority): Promise<SendOutcome>;
+  /** `signal` aborts the request(s) in flight (the send activity was cancelled); the outcome then means nothing. */
+  send(registration: RegistrationForSend, priority: WakePriority, signal?: AbortSignal): Promise<SendOutcome>;
 }
 
 /** The constant wake: it names nobody and nothing, and its size never varies. */
@@ -74,6 +75,9 @@ export type WakeOutcome =
     };
 
 export interface WakeSender {
-  /** Sends one wake, `now` being the workflow's time (the detector's clock). Never throws. */
-  send(registration: RegistrationForSend, priority: WakePriority, now: number): Promise<WakeOutcome>;
+  /**
+   * Sends one wake, `now` being the workflow's time (the detector's clock). Never throws.
+   * `signal`: the send activity's cancellation; it aborts the requests in flight.
+   */
+  send(registration: RegistrationForSend, priority: WakePriority, now: number, signal?: AbortSignal): Promise<WakeOutcome>;
 }

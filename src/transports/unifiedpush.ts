@@ -35,7 +35,7 @@ export function createUnifiedPushSender(options: UnifiedPushOptions): PushSender
   const now = options.now ?? Date.now;
   return {
     name: 'unifiedpush',
-    async send(registration, priority) {
+    async send(registration, priority, signal) {
       const endpoint = parseEndpointUrl(registration.token, options);
       if (typeof endpoint === 'string') return { kind: 'dead', reason: endpoint };
       let message: { body: Buffer; headers: Record<string, string> };
@@ -52,6 +52,7 @@ export function createUnifiedPushSender(options: UnifiedPushOptions): PushSender
           dispatcher: options.dispatcher,
           deadlineMs: options.deadlineMs,
           bodyCapBytes: options.bodyCapBytes,
+          signal,
         });
         return outcomeForStatus(answer.status, parseRetryAfter(answer.headers['retry-after'], now()));
       } catch (error) {

@@ -15,6 +15,7 @@ import { attachDatabaseGauges } from '../operations/metrics-collectors.js';
 import { installSdkMetrics } from '../operations/sdk-metrics.js';
 import { startOpsServer } from '../ops-server.js';
 import { createTransports } from '../transports/index.js';
+import { originTagSecret } from '../transports/origin-label.js';
 import { startTransportHealth } from './transport-health.js';
 import { errorSummary } from '../error-summary.js';
 
@@ -27,7 +28,9 @@ export async function startWorker(config: WorkerConfig, log: Logger): Promise<Ru
   const sdkMetrics = installSdkMetrics(config); // before the first connection: Core's runtime is process-wide
   const pool = await openDatabase(config.databaseUrl, log);
   const detachGauges = attachDatabaseGauges(pool);
-  const transports = createTransports(config, log);
+  const transports = createTransports(config, log, {
+    originTagSecret: originTagSecret({ databaseUrl: config.databaseUrl, vapidPrivateKey: config.unifiedPush.vapid?.privateKey }),
+  });
   transports.fcmTokens?.keepFresh(); // the expiry gauge and a refused credential show at start, not at the first wake
   const temporal = createTemporalClient(config.temporal);
   const connection = await connectWorker(config.temporal);

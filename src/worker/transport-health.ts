@@ -6,13 +6,16 @@
  *   000024) and the other replicas' come back, so every replica judges an origin on what all
  *   of them saw; rows of stopped workers age out and are deleted;
  * - **probe**: for each origin in outage, one device it held back is woken now and then
- *   (its back-off cleared, a `pending` signal): its send is the probe that finds the end of
- *   the outage, so nobody waits for the growing back-offs of the others;
+ *   (its back-off cleared, a `pending` signal), one the origin delivered to lately first: its
+ *   send is the probe that finds the end of the outage, so nobody waits for the growing
+ *   back-offs of the others, and a dead endpoint does not stand in for the origin;
  * - **recover**: when an outage ends, every device it held back (`backoff_origin`) gets its
- *   back-off cleared and, if rows are pending, a `pending` signal — in pages, at once, rather
- *   than at its own back-off or the 15-minute re-wake. The same at start for the wakes our
- *   configuration held back (`misconfigured <transport>`) of every transport this worker can
- *   send with.
+ *   back-off cleared and, if rows are pending, a `pending` signal — in keyset pages, at once,
+ *   rather than at its own back-off or the 15-minute re-wake (the SQL: outage-recovery.ts).
+ *   The same at start for the wakes our configuration held back (`misconfigured <transport>`)
+ *   of every transport this worker can send with.
+ *
+ * Origins are logged as `transports.originLabel` shows them: self-hosted ones by tag only.
  */
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
@@ -25,12 +28,12 @@ import type { DatabasePool } from '../db/pool.js';
 import type { Logger } from '../log.js';
 import type { OriginKey, OriginSummary } from '../transports/outage-detector.js';
 import type { Transports } from '../transports/index.js';
-import { transportNameSchema } from '../domain.js';
 import { errorSummary } from '../error-summary.js';
+import { clearOutageBackoffs, releaseProbe, type HeldRow } from './outage-recovery.js';
 
 export interface TransportHealthOptions {
   readonly pool: DatabasePool;
-  readonly transports: Pick<Transports, 'detector' | 'onOutageEnd' | 'clock' | 'configured'>;
+  readonly transports: Pick<Transports, 'detector' | 'onOutageEnd' | 'clock' | 'configured' | 'originLabel'>;
   readonly temporal: Client;
   readonly taskQueue: string;
   readonly log: Logger;
@@ -53,7 +56,6 @@ export interface TransportHealth {
 /** Rows of a worker that stopped writing are ignored after this, and deleted later. */
 const staleAfterMs = 30_000;
 const deleteAfterMs = 10 * 60_000;
-const recoveryPage = 500;
 
 const summaryRow = z.object({
   origin_key: z.string(),
@@ -62,11 +64,11 @@ const summaryRow = z.object({
   last_delivered_at: z.date().nullable(),
   in_outage: z.boolean(),
 });
-const wokenRow = z.object({ user_id: z.string(), device_id: z.string(), transport: transportNameSchema, has_pending: z.boolean() });
 
 export function startTransportHealth(options: TransportHealthOptions): TransportHealth {
   const { pool, transports, log } = options;
   const detector = transports.detector;
+  const label = (key: OriginKey) => transports.originLabel(key);
   const workerId = options.workerId ?? `${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const intervalMs = options.intervalMs ?? 5_000;
   const probeEveryMs = options.probeEveryMs ?? 15_000;
@@ -132,39 +134,21 @@ export function startTransportHealth(options: TransportHealthOptions): Transport
     detector.setRemote(remote, now);
   }
 
-  /** Wakes every device held back by the outage of `key`, a page at a time. */
+  /** Wakes every device held back by the outage of `key`, a page at a time (outage-recovery.ts). */
   async function recover(key: OriginKey): Promise<void> {
     let woken = 0;
-    for (;;) {
-      const rows = await pool.any(sql.type(wokenRow)`
-        WITH held AS (
-          SELECT id FROM push_registrations WHERE backoff_origin = ${key} ORDER BY id LIMIT ${recoveryPage} FOR UPDATE SKIP LOCKED
-        )
-        UPDATE push_registrations r SET backoff_until = NULL, backoff_origin = NULL, backoff_reason = NULL
-        FROM held WHERE r.id = held.id
-        RETURNING r.user_id, r.device_id, r.transport,
-                  EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = r.id) AS has_pending`);
+    const cleared = await clearOutageBackoffs(pool, key, async (rows) => {
       woken += await signalPending(rows);
-      if (rows.length < recoveryPage) break;
-    }
-    if (woken > 0) log.info({ outage: key, woken }, 'outage over: devices it held back were woken');
+    });
+    if (cleared > 0) log.info({ outage: label(key), cleared, woken }, 'outage over: devices it held back were woken');
   }
 
-  /** Lets one held-back device with rows pending try now: its send is the origin's probe. */
-  async function probe(key: OriginKey): Promise<void> {
-    const rows = await pool.any(sql.type(wokenRow)`
-      WITH held AS (
-        SELECT r.id FROM push_registrations r
-        WHERE r.backoff_origin = ${key} AND r.backoff_until IS NOT NULL
-          AND EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = r.id)
-        LIMIT 1 FOR UPDATE SKIP LOCKED
-      )
-      UPDATE push_registrations r SET backoff_until = NULL FROM held WHERE r.id = held.id
-      RETURNING r.user_id, r.device_id, r.transport, true AS has_pending`);
-    await signalPending(rows);
+  /** Lets one held-back device with rows pending try now, one that delivered recently first: its send is the origin's probe. */
+  async function probe(key: OriginKey, now: number): Promise<void> {
+    await signalPending(await releaseProbe(pool, key, detector.deliveredRecently(key, now)));
   }
 
-  async function signalPending(rows: readonly z.infer<typeof wokenRow>[]): Promise<number> {
+  async function signalPending(rows: readonly HeldRow[]): Promise<number> {
     const due = rows.filter((r) => r.has_pending);
     let failed = 0;
     for (let i = 0; i < due.length; i += 16) {
@@ -194,13 +178,13 @@ export function startTransportHealth(options: TransportHealthOptions): Transport
         await recover(key);
         ended.delete(key);
       } catch (error) {
-        log.warn({ outage: key, err: errorSummary(error) }, 'could not wake the devices held back by an outage (next round)');
+        log.warn({ outage: label(key), err: errorSummary(error) }, 'could not wake the devices held back by an outage (next round)');
       }
     }
     for (const key of detector.outages()) {
       if (now - (lastProbe.get(key) ?? -Infinity) < probeEveryMs) continue;
       lastProbe.set(key, now);
-      await probe(key).catch((error: unknown) => log.warn({ outage: key, err: errorSummary(error) }, 'could not start a probe'));
+      await probe(key, now).catch((error: unknown) => log.warn({ outage: label(key), err: errorSummary(error) }, 'could not start a probe'));
     }
     for (const key of lastProbe.keys()) if (!detector.inOutage(key)) lastProbe.delete(key);
   }

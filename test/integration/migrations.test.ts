@@ -106,14 +106,16 @@ describe('migrations', () => {
       '000024_push_delivery_control',
       '000025_maintenance_cursors_rate_limit',
       '000026_push_delivery_state',
+      '000027_outage_recovery_keyset',
     ]);
     const schema = { tables: await tables(db), pending: await columns(db, 'push_pending') };
 
-    const down = await migrateDown(db.url, all, 5);
+    const down = await migrateDown(db.url, all, 6);
     expect(down).toMatchObject({
-      from: 26,
+      from: 27,
       to: 1,
       applied: [
+        '000027_outage_recovery_keyset',
         '000026_push_delivery_state',
         '000025_maintenance_cursors_rate_limit',
         '000024_push_delivery_control',
@@ -133,6 +135,7 @@ describe('migrations', () => {
       '000024_push_delivery_control',
       '000025_maintenance_cursors_rate_limit',
       '000026_push_delivery_state',
+      '000027_outage_recovery_keyset',
     ]);
     expect({ tables: await tables(db), pending: await columns(db, 'push_pending') }).toEqual(schema);
   });
@@ -148,10 +151,11 @@ describe('migrations', () => {
       '000024_push_delivery_control',
       '000025_maintenance_cursors_rate_limit',
       '000026_push_delivery_state',
+      '000027_outage_recovery_keyset',
     ]);
-    expect(results.every((r) => r.to === 26)).toBe(true);
+    expect(results.every((r) => r.to === 27)).toBe(true);
     expect((await migrateUp(db.url, all)).applied).toEqual([]);
-    expect(await db.pool.any(sql.unsafe`SELECT version::int, dirty FROM schema_migrations`)).toEqual([{ version: 26, dirty: false }]);
+    expect(await db.pool.any(sql.unsafe`SELECT version::int, dirty FROM schema_migrations`)).toEqual([{ version: 27, dirty: false }]);
   });
 
   it('leaves the previous version in place when a migration fails', async () => {

@@ -6,6 +6,7 @@
  * scripted for hours of workflow time.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../devstack/daemons.js';
 import { startServer } from '../../simulator/loopback-server.js';
 import { fcmError, type FcmAnswer } from '../../devstack/stand-ins/fcm.js';
 import { maxConsecutiveFailures } from '../../activities/registration.js';
@@ -125,6 +126,29 @@ describe('UnifiedPush: the endpoint or its origin?', () => {
     expect(h.wakes(bad!).filter((m) => m.answered === 503)).toHaveLength(maxConsecutiveFailures);
     expect(await h.finish(bad!)).toMatchObject({ ended: 'registration-deleted' });
     expect(await h.kept(good)).toBe(good.length);
+  }, 300_000);
+
+  it("a quiet origin: two dead endpoints failing hold back nobody else's DM, and are pruned after ten", async () => {
+    const [first, second] = [await h.registerDevice(), await h.registerDevice()];
+    const friend = await h.registerDevice();
+    for (const dead of [first!, second!]) h.distributor.answerFor(dead.endpoint, { status: 503 });
+    for (const dead of [first!, second!]) await h.message(dead, 10);
+    for (const dead of [first!, second!]) await h.untilWakes(dead, 1);
+    // Their back-offs run out and they try again: the origin's only recent traffic is theirs.
+    await h.skip(11_000);
+    await waitFor('a dead endpoint tried again', async () => h.wakes(first!).length + h.wakes(second!).length >= 3, 20_000);
+    // Another user's DM on the same distributor goes out at once, without waiting for any
+    // back-off or probe (the workflow clock stands still while the test waits).
+    await h.message(friend, 20, true);
+    await h.untilDelivered(friend, 1);
+    expect(await h.row(friend)).toMatchObject({ failures: 0, backoff_until: null });
+    // The two dead endpoints are two dead endpoints: ten failures each, then pruned.
+    for (let round = 0; round < 40 && (await h.kept([first!, second!])) > 0; round++) {
+      for (const dead of [first!, second!]) await h.message(dead, 30 + round);
+      await h.skip(5 * 60_000);
+    }
+    expect(await h.kept([first!, second!])).toBe(0);
+    for (const dead of [first!, second!]) expect(h.wakes(dead).filter((m) => m.answered === 503)).toHaveLength(maxConsecutiveFailures);
   }, 300_000);
 
   it('a whole origin answering 503 for three hours: no registration pruned, every device woken after', async () => {

@@ -182,17 +182,20 @@ describe('send: each wake judged by the outage detector', () => {
     });
   });
 
-  it('finds a whole origin down, counts nothing there, and holds its wakes back but for a probe', async () => {
+  it('finds a whole origin down, counts only the failures before that, and holds its wakes back but for a probe', async () => {
     const { distributor, transports, device } = await upWorld();
-    const devices = [device(), device(), device(), device()];
+    const devices = [device(), device(), device(), device(), device()];
     const origin = `unifiedpush ${new URL(distributor.url).origin}`;
+    for (const [i, d] of devices.entries()) expect(await transports.send(d, 'normal', t0 + i)).toEqual({ kind: 'delivered' });
     distributor.answerAll({ status: 503 });
-    await transports.send(devices[0]!, 'normal', t0);
-    expect(await transports.send(devices[1]!, 'normal', t0 + 1)).toMatchObject({ kind: 'retry', cause: 'failed', counts: false, outage: origin });
-    // In outage: one send per 5 s goes through as a probe, the rest are held back unsent.
-    expect(await transports.send(devices[2]!, 'normal', t0 + 2)).toMatchObject({ cause: 'failed', counts: false, outage: origin });
+    const t1 = t0 + 60_000;
+    // Two of five recently active failing: their endpoints', as far as anyone can tell.
+    expect(await transports.send(devices[0]!, 'normal', t1)).toMatchObject({ kind: 'retry', cause: 'failed', counts: true });
+    expect(await transports.send(devices[1]!, 'normal', t1 + 1)).toMatchObject({ kind: 'retry', cause: 'failed', counts: true });
+    // The third: three failing, more than half of the five: an outage.
+    expect(await transports.send(devices[2]!, 'normal', t1 + 2)).toMatchObject({ cause: 'failed', counts: false, outage: origin });
     const requests = distributor.received.length;
-    expect(await transports.send(devices[3]!, 'normal', t0 + 3)).toEqual({
+    expect(await transports.send(devices[3]!, 'normal', t1 + 3)).toEqual({
       kind: 'retry',
       reason: 'unifiedpush outage: held back',
       cause: 'outage',
@@ -202,13 +205,13 @@ describe('send: each wake judged by the outage detector', () => {
     expect(distributor.received).toHaveLength(requests); // not even sent
     // The origin answers again: two probes of distinct devices delivered in a row end the outage.
     distributor.answerAll(undefined);
-    expect(await transports.send(devices[3]!, 'normal', t0 + 5_002)).toEqual({ kind: 'delivered' });
-    expect(await transports.send(devices[2]!, 'normal', t0 + 6_000)).toMatchObject({ cause: 'outage' });
+    expect(await transports.send(devices[3]!, 'normal', t1 + 5_002)).toEqual({ kind: 'delivered' });
+    expect(await transports.send(devices[4]!, 'normal', t1 + 6_000)).toMatchObject({ cause: 'outage' });
     const ended: string[] = [];
     transports.onOutageEnd((key) => ended.push(key));
-    expect(await transports.send(devices[2]!, 'normal', t0 + 10_002)).toEqual({ kind: 'delivered' });
+    expect(await transports.send(devices[4]!, 'normal', t1 + 10_003)).toEqual({ kind: 'delivered' });
     expect(ended).toEqual([origin]);
-    expect(await transports.send(devices[0]!, 'normal', t0 + 10_003)).toEqual({ kind: 'delivered' });
+    expect(await transports.send(devices[0]!, 'normal', t1 + 10_004)).toEqual({ kind: 'delivered' });
   });
 
   it('never counts an FCM failure without an answer, nor the OAuth endpoint', async () => {
