@@ -21,7 +21,7 @@ import type { DatabasePool } from '../src/db/pool.js';
 import type { Logger } from '../src/log.js';
 import { parseRegistrationWorkflowId, registrationWorkflowId } from '../temporal/names.js';
 import { settleAll } from '../src/concurrency.js';
-import { announceDeleted, announcePending, startIfMissing } from '../temporal/registration-workflows.js';
+import { signalDeleted, signalPending, startIfMissing } from '../temporal/registration-workflows.js';
 import { runSlice, type SliceInput, type SliceResult, type WindowResult } from './maintenance-scan.js';
 import { healed, missingWorkflowsStarted, orphanWorkflowsEnded, pendingRowsPruned, processedEventsPruned, prunes } from './metrics.js';
 import { listRunningRegistrations } from './workflow-list.js';
@@ -182,7 +182,7 @@ export function createMaintenanceActivities(deps: MaintenanceActivityDeps) {
           ? []
           : [{ userId: r.user_id, deviceId: r.device_id, transport: r.transport }],
       );
-      const failed = await signalEach(stranded, (d) => announcePending(deps.temporal, deps.taskQueue, d, d.transport));
+      const failed = await signalEach(stranded, (d) => signalPending(deps.temporal, deps.taskQueue, d, d.transport));
       if (failed > 0) throw new Error(`could not signal ${failed} of ${stranded.length} stranded registrations`);
       healed.inc(stranded.length);
       signalled += stranded.length;
@@ -240,7 +240,7 @@ export function createMaintenanceActivities(deps: MaintenanceActivityDeps) {
           )}) AS w(user_id, device_id)
           WHERE NOT EXISTS (SELECT 1 FROM push_registrations r WHERE r.user_id = w.user_id AND r.device_id = w.device_id)`);
         const devices = orphans.map(device);
-        const failed = await signalEach(devices, (d) => announceDeleted(deps.temporal, d));
+        const failed = await signalEach(devices, (d) => signalDeleted(deps.temporal, d));
         if (failed > 0) log.warn({ failed }, 'could not tell some orphaned workflows to end; the next pass tries again');
         orphanWorkflowsEnded.inc(devices.length - failed);
         ended += devices.length - failed;
@@ -290,7 +290,7 @@ export function createMaintenanceActivities(deps: MaintenanceActivityDeps) {
     log.info({ count: devices.length, reason }, 'registrations pruned');
     // The rows are gone whatever happens next; a workflow that misses its stop signal is
     // found by the orphan scan, so a failed signal is logged, not retried.
-    const failed = await signalEach(devices, (d) => announceDeleted(deps.temporal, d));
+    const failed = await signalEach(devices, (d) => signalDeleted(deps.temporal, d));
     if (failed > 0) log.warn({ failed, reason }, "could not tell some pruned registrations' workflows to end");
   }
 

@@ -1,6 +1,6 @@
 /**
  * The Temporal calls that start and signal registration workflows: how the api
- * (src/api/best-effort-announcer.ts), the bridge (src/bridge/signal-pending.ts) and
+ * (src/api/best-effort-signals.ts), the bridge (src/bridge/signal-pending.ts) and
  * maintenance talk to them. Every call is
  * idempotent and safe to repeat; PostgreSQL stays the truth and these are hints.
  */
@@ -26,7 +26,7 @@ function startOptions(taskQueue: string, device: DeviceIdentity, transport: Tran
 }
 
 /** After a `PUT`: start the device's workflow, or tell the running one (new transport). */
-export async function announceRegistration(client: Client, taskQueue: string, device: DeviceIdentity, transport: TransportName): Promise<void> {
+export async function signalRegistered(client: Client, taskQueue: string, device: DeviceIdentity, transport: TransportName): Promise<void> {
   await client.workflow.signalWithStart(registrationWorkflowType, {
     ...startOptions(taskQueue, device, transport),
     signal: registeredSignal,
@@ -35,7 +35,7 @@ export async function announceRegistration(client: Client, taskQueue: string, de
 }
 
 /** New pending rows: wake the workflow, starting it if it is missing. */
-export async function announcePending(client: Client, taskQueue: string, device: DeviceIdentity, transport: TransportName): Promise<void> {
+export async function signalPending(client: Client, taskQueue: string, device: DeviceIdentity, transport: TransportName): Promise<void> {
   await client.workflow.signalWithStart(registrationWorkflowType, {
     ...startOptions(taskQueue, device, transport),
     signal: pendingSignal,
@@ -62,12 +62,12 @@ export async function startIfMissing(client: Client, taskQueue: string, device: 
  * learn of drains from their claims and ignore it; tests send it to show that a late one is
  * harmless.
  */
-export async function announceDrained(client: Client, device: DeviceIdentity): Promise<void> {
+export async function signalDrained(client: Client, device: DeviceIdentity): Promise<void> {
   await signalIfRunning(client, device, drainedSignal);
 }
 
 /** After the registration was deleted: the workflow checks and ends. */
-export async function announceDeleted(client: Client, device: DeviceIdentity): Promise<void> {
+export async function signalDeleted(client: Client, device: DeviceIdentity): Promise<void> {
   await signalIfRunning(client, device, stopSignal);
 }
 

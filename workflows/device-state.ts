@@ -241,7 +241,7 @@ export class DeviceState {
    * - an existence check is immediate;
    * - while a wake is outstanding: a signal's new rows once the interval allows (a lost
    *   `drained` heals then, and a DM escalates then), else the escalation the last look
-   *   announced, else the re-wake if something is pending;
+   *   signalled, else the re-wake if something is pending;
    * - otherwise, when asked: as soon as the minimum interval since the last wake, and what the
    *   claim said (budget, back-off), allow.
    */

@@ -27,7 +27,7 @@ import { createServiceAccount, startGoogleOAuth, type FakeGoogleOAuth } from '..
 import { createLogger } from '../../src/log.js';
 import { createTransports } from '../../src/transports/index.js';
 import { customSearchAttributes, registrationWorkflowId } from '../../temporal/names.js';
-import { announcePending, announceRegistration } from '../../temporal/registration-workflows.js';
+import { signalPending, signalRegistered } from '../../temporal/registration-workflows.js';
 import { createWorker } from '../../temporal/worker.js';
 import { stateQuery } from '../../workflows/registration-messages.js';
 import type { Report } from '../report.js';
@@ -145,7 +145,7 @@ async function busyHour(
         devices.map((d) => d.token),
         'text',
       )}) AS u(id, token)`);
-    for (const d of devices) await announceRegistration(client, taskQueue, d, 'fcm');
+    for (const d of devices) await signalRegistered(client, taskQueue, d, 'fcm');
     const start = await env.currentTimeMs();
     const seen = new Map<string, number>(devices.map((d) => [d.token, 0]));
     let messageId = 1;
@@ -195,7 +195,7 @@ async function lastWokenAt(stack: BenchStack, d: Device): Promise<number | undef
   return at?.getTime();
 }
 
-/** A message in `channel` for the device, as the bridge records and announces it. */
+/** A message in `channel` for the device, as the bridge records and signals it. */
 async function message(
   stack: BenchStack,
   client: TestWorkflowEnvironment['client'],
@@ -211,7 +211,7 @@ async function message(
     ON CONFLICT (registration_id, channel_id) DO UPDATE
       SET message_count = push_pending.message_count + 1, last_message_id = excluded.last_message_id, last_at = now()
     RETURNING (xmax = 0) AS created`);
-  if (created === true) await announcePending(client, taskQueue, d, 'fcm');
+  if (created === true) await signalPending(client, taskQueue, d, 'fcm');
 }
 
 /** The device drains, as `POST /api/push/drain` does. */

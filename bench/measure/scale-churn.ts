@@ -6,7 +6,7 @@
  *
  *   - `PUT` throughput for new devices (each starts a workflow) and for registered ones (each
  *     signals a running workflow), against the bare signal-with-start the api makes
- *     (`announceRegistration`) for as many other devices, from the benchmark process, at the
+ *     (`signalRegistered`) for as many other devices, from the benchmark process, at the
  *     same concurrency, on the same worker;
  *   - what one re-registration costs: history events, billable actions and history bytes,
  *     PostgreSQL commits, row writes and WAL bytes — and so what re-registering on every app
@@ -18,7 +18,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { settleAll } from '../../src/concurrency.js';
 import { registrationWorkflowId } from '../../temporal/names.js';
-import { announcePending, announceRegistration } from '../../temporal/registration-workflows.js';
+import { signalPending, signalRegistered } from '../../temporal/registration-workflows.js';
 import { settledHistoryLengths, withApi, type ApiDevice } from '../devices.js';
 import type { DistributorTap } from '../distributor-tap.js';
 import { addCosts, fetchEvents, historyCost, scaleCost, type HistoryCost } from '../history.js';
@@ -70,7 +70,7 @@ export async function measureScaleChurn(stack: BenchStack, report: Report, setti
         p256dh: d.keys.p256dh.toString('base64url'),
         auth: d.keys.auth.toString('base64url'),
       });
-    const signalWithStart = (d: BenchDevice) => announceRegistration(stack.temporal, taskQueue, d, 'unifiedpush');
+    const signalWithStart = (d: BenchDevice) => signalRegistered(stack.temporal, taskQueue, d, 'unifiedpush');
     const ids = (list: readonly BenchDevice[]) => list.map((d) => registrationWorkflowId(d.userId, d.deviceId));
 
     // A few of each first, not counted: first activations load code and open connections.
@@ -197,7 +197,7 @@ async function wakeCycles(
     )})`);
   await sleep(11_000); // the row above is counted before, not during, the cycles
   const before = await writes(stack);
-  await settleAll(devices, 16, (d) => announcePending(stack.temporal, taskQueue, d, 'unifiedpush'));
+  await settleAll(devices, 16, (d) => signalPending(stack.temporal, taskQueue, d, 'unifiedpush'));
   const deadline = Date.now() + 120_000;
   while (drained.size < devices.length && Date.now() < deadline) await sleep(100);
   await Promise.all(drains);
@@ -336,6 +336,6 @@ function reportChurn(
     appStartsPerDay,
   };
   section.setup.push(
-    `${count} devices (UnifiedPush with RFC 8291 keys) register through the api process (\`dist/src/bin/api.js\`: JWT, rate limit, the registration upsert, then the signal-with-start it awaits) with a worker process running their workflows, ${concurrency} requests at a time over keep-alive connections: first as new devices (each \`PUT\` starts a workflow), then all again (each signals the running workflow, as an app restart does). **Reference**: ${count} other devices, their rows inserted as \`PUT\` writes them, get the same \`announceRegistration\` signal-with-start straight from the benchmark process, at the same concurrency, on the same worker — the Temporal call alone, without HTTP, authentication and PostgreSQL. 20 devices first, not counted. Histories are counted once every workflow has settled (its last workflow task completed), over up to 200 devices; PostgreSQL's writes are its counters (transactions from \`pg_stat_database\`, WAL flushes from \`pg_stat_wal\`, rows from \`pg_stat_user_tables\`, the WAL position) across the re-registration round, api and worker together, divided by the devices. Per day assumes ${appStartsPerDay} app starts a day (a parameter of the capacity command). Wake → drain: ${run.wake.devices} of the devices get a pending DM row and the bridge's \`pending\` signal; each drains through the api when its wake reaches the fake distributor.`,
+    `${count} devices (UnifiedPush with RFC 8291 keys) register through the api process (\`dist/src/bin/api.js\`: JWT, rate limit, the registration upsert, then the signal-with-start it awaits) with a worker process running their workflows, ${concurrency} requests at a time over keep-alive connections: first as new devices (each \`PUT\` starts a workflow), then all again (each signals the running workflow, as an app restart does). **Reference**: ${count} other devices, their rows inserted as \`PUT\` writes them, get the same \`signalRegistered\` signal-with-start straight from the benchmark process, at the same concurrency, on the same worker — the Temporal call alone, without HTTP, authentication and PostgreSQL. 20 devices first, not counted. Histories are counted once every workflow has settled (its last workflow task completed), over up to 200 devices; PostgreSQL's writes are its counters (transactions from \`pg_stat_database\`, WAL flushes from \`pg_stat_wal\`, rows from \`pg_stat_user_tables\`, the WAL position) across the re-registration round, api and worker together, divided by the devices. Per day assumes ${appStartsPerDay} app starts a day (a parameter of the capacity command). Wake → drain: ${run.wake.devices} of the devices get a pending DM row and the bridge's \`pending\` signal; each drains through the api when its wake reaches the fake distributor.`,
   );
 }

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { settleAll } from '../../src/concurrency.js';
-import { announceRegistration } from '../../temporal/registration-workflows.js';
+import { signalRegistered } from '../../temporal/registration-workflows.js';
 import { settledHistoryLengths } from '../devices.js';
 import type { DistributorTap } from '../distributor-tap.js';
 import type { Report } from '../report.js';
@@ -43,7 +43,7 @@ export async function measureWorkerMemory(stack: BenchStack, report: Report, set
     const startUpTo = async (count: number) => {
       const batch = devices.slice(started, count);
       const failures = await settleAll(batch, 16, (d) =>
-        announceRegistration(stack.temporal, taskQueue, { userId: d.userId, deviceId: d.deviceId }, 'unifiedpush'),
+        signalRegistered(stack.temporal, taskQueue, { userId: d.userId, deviceId: d.deviceId }, 'unifiedpush'),
       );
       if (failures.length > 0) throw new Error(`${failures.length} workflow starts failed: ${String(failures[0])}`);
       await settledHistoryLengths(
@@ -88,7 +88,7 @@ export async function measureWorkerMemory(stack: BenchStack, report: Report, set
     rows: samples.map((s) => [s.cached, s.stickyCache === null ? 'n/a' : s.stickyCache, s.rssMiB, s.heapUsedMiB]),
   });
   section.setup.push(
-    `One worker process (\`dist/src/bin/worker.js\`, production settings: \`maxCachedWorkflows\` 2,000) on its own task queue; registrations without pending rows; workflows started through \`announceRegistration\` (the api's \`PUT\` path), so each runs its first claim and rests idle, without a timer, in the worker's cache. ${warmUp} workflows first (the workflow threads and bundle load on the first activation), then more up to ${steps.map((s) => s.toLocaleString('en-US')).join(' and then ')} in all. Per 1,000 is the slope from the first reading to the last, over the workflows the SDK's sticky-cache gauge reports held. Nothing forces a garbage collection, so the heap figures carry V8's slack. In a full run this measurement runs during the live traffic of items 4–5 (on its own worker process and task queue): memory does not depend on that load, and the overlap saves its minutes.`,
+    `One worker process (\`dist/src/bin/worker.js\`, production settings: \`maxCachedWorkflows\` 2,000) on its own task queue; registrations without pending rows; workflows started through \`signalRegistered\` (the api's \`PUT\` path), so each runs its first claim and rests idle, without a timer, in the worker's cache. ${warmUp} workflows first (the workflow threads and bundle load on the first activation), then more up to ${steps.map((s) => s.toLocaleString('en-US')).join(' and then ')} in all. Per 1,000 is the slope from the first reading to the last, over the workflows the SDK's sticky-cache gauge reports held. Nothing forces a garbage collection, so the heap figures carry V8's slack. In a full run this measurement runs during the live traffic of items 4–5 (on its own worker process and task queue): memory does not depend on that load, and the overlap saves its minutes.`,
   );
   section.details.samples = samples;
 }

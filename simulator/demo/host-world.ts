@@ -20,7 +20,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../../src/db/pool.js';
 import { VIEW_CHANNEL } from '../../src/permissions/flags.js';
-import { announceDeleted } from '../../temporal/registration-workflows.js';
+import { signalDeleted } from '../../temporal/registration-workflows.js';
 
 /** The device id the README's `simulate-device` line uses; each demo person has a session for it. */
 export const myPhone = 'my-phone';
@@ -114,6 +114,6 @@ export async function removeEarlierDemoWorlds(pool: DatabasePool, temporal: Clie
     await tx.query(sql.unsafe`DELETE FROM users WHERE username LIKE 'demo-%'`);
   });
   // Best effort: a workflow missed here finds its registration gone at its next look.
-  await Promise.allSettled(registrations.map((r) => announceDeleted(temporal, { userId: r.user_id, deviceId: r.device_id })));
+  await Promise.allSettled(registrations.map((r) => signalDeleted(temporal, { userId: r.user_id, deviceId: r.device_id })));
   return registrations.length;
 }

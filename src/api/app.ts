@@ -12,7 +12,7 @@ import type { Logger } from '../log.js';
 import { registry } from '../metrics.js';
 import type { TemporalHandle } from '../../temporal/client.js';
 import type { ApiConfig } from '../config/index.js';
-import { createAnnouncer } from './best-effort-announcer.js';
+import { createBestEffortSignals } from './best-effort-signals.js';
 import { authenticate, createBearerVerifier, type AuthenticatedState } from './auth.js';
 import { errorSummary } from '../error-summary.js';
 import { ApiError, fromHttpError } from './errors.js';
@@ -73,7 +73,7 @@ function deviceRoutes(deps: ApiDeps): Router<AuthenticatedState>[] {
     config: deps.config,
     pool: deps.pool,
     log: deps.log,
-    announcer: createAnnouncer(deps.temporal, deps.config.temporal.taskQueue, deps.log, deps.temporalDeadlineMs),
+    signals: createBestEffortSignals(deps.temporal, deps.config.temporal.taskQueue, deps.log, deps.temporalDeadlineMs),
     lookupHost: deps.lookupHost ?? systemLookup,
     guard,
   };

@@ -17,10 +17,10 @@ export const registrations = new Counter({
   registers: [registry],
 });
 
-export const temporalAnnounceFailures = new Counter({
-  name: 'push_api_temporal_announce_failures_total',
-  help: 'Workflow announcements (registered, drained, deleted) that did not reach Temporal after the change committed; the bridge and maintenance heal them.',
-  labelNames: ['announcement'] as const,
+export const temporalSignalFailures = new Counter({
+  name: 'push_api_temporal_signal_failures_total',
+  help: 'Signals to workflows (registered, deleted) that did not reach Temporal after the change committed; the bridge and maintenance heal them.',
+  labelNames: ['signal'] as const,
   registers: [registry],
 });
 

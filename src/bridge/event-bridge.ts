@@ -62,7 +62,7 @@ export async function startEventBridge(deps: EventBridgeDeps, options: EventBrid
   reportIntake(intake, options, deps.log);
   const handle = createEventHandler({
     pool: deps.pool,
-    announce: { client: deps.temporal, taskQueue: deps.taskQueue, concurrency: options.signalConcurrency ?? 16 },
+    signals: { client: deps.temporal, taskQueue: deps.taskQueue, concurrency: options.signalConcurrency ?? 16 },
     log: deps.log,
     subjectPrefix: intake.subjectPrefix,
     retry: options.retry ?? defaultRetry,

@@ -15,7 +15,7 @@
 import type { JsMsg } from '@nats-io/jetstream';
 import type { DatabasePool } from 'slonik';
 import type { Logger } from '../log.js';
-import { announceToRegistrations, type AnnounceTarget } from './signal-pending.js';
+import { signalRegistrations, type SignalTarget } from './signal-pending.js';
 import { parseMessageEvent, type MessageEvent } from './event.js';
 import { createKeyedBatcher } from './keyed-batcher.js';
 import { bridgeMetrics, type EventOutcome } from './metrics.js';
@@ -30,7 +30,7 @@ export interface RetryPolicy {
 
 export interface EventHandlerDeps {
   readonly pool: DatabasePool;
-  readonly announce: AnnounceTarget;
+  readonly signals: SignalTarget;
   readonly log: Logger;
   readonly subjectPrefix: string;
   readonly retry: RetryPolicy;
@@ -102,7 +102,7 @@ async function recordAndSignal(deps: EventHandlerDeps, channelId: string, events
   const recorded = await recordChannelEvents(deps.pool, channelId, events);
   bridgeMetrics.pendingRows.inc({ change: 'created' }, recorded.rowsCreated);
   bridgeMetrics.pendingRows.inc({ change: 'updated' }, recorded.rowsUpdated);
-  const signalled = await announceToRegistrations(deps.pool, deps.announce, recorded.registrationsToSignal);
+  const signalled = await signalRegistrations(deps.pool, deps.signals, recorded.registrationsToSignal);
   deps.log.debug({ channelId, messageIds: events.map((e) => e.messageId), records: recorded.records, signalled }, 'MESSAGE_CREATE events recorded');
   return recorded.records;
 }

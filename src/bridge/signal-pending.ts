@@ -6,7 +6,7 @@
 import type { Client } from '@temporalio/client';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
-import { announcePending } from '../../temporal/registration-workflows.js';
+import { signalPending } from '../../temporal/registration-workflows.js';
 import { transportNameSchema, type DeviceIdentity, type TransportName } from '../domain.js';
 import { settleAll } from '../concurrency.js';
 import { bridgeMetrics } from './metrics.js';
@@ -34,7 +34,7 @@ export async function devicesToSignal(pool: DatabasePool, registrationIds: reado
   return row.user_ids.map((userId, i) => ({ userId, deviceId: row.device_ids[i]!, transport: row.transports[i]! }));
 }
 
-export interface AnnounceTarget {
+export interface SignalTarget {
   readonly client: Client;
   readonly taskQueue: string;
   /** Signals in flight at once for one event. */
@@ -62,7 +62,7 @@ export class SignalsFailedError extends Error {
  * leave after one small read rather than after naming the whole channel; throws
  * `SignalsFailedError` after trying all if any signal failed. Returns the devices signalled.
  */
-export async function announceToRegistrations(pool: DatabasePool, target: AnnounceTarget, registrationIds: readonly string[]): Promise<number> {
+export async function signalRegistrations(pool: DatabasePool, target: SignalTarget, registrationIds: readonly string[]): Promise<number> {
   const chunkSize = target.namingChunk ?? namingChunk;
   const name = (from: number) => {
     const named = devicesToSignal(pool, registrationIds.slice(from, from + chunkSize));
@@ -85,6 +85,6 @@ export async function announceToRegistrations(pool: DatabasePool, target: Announ
   throw new SignalsFailedError(failures.length, devices, failures[0]);
 }
 
-async function signal(target: AnnounceTarget, device: DeviceToSignal): Promise<void> {
-  await announcePending(target.client, target.taskQueue, { userId: device.userId, deviceId: device.deviceId }, device.transport);
+async function signal(target: SignalTarget, device: DeviceToSignal): Promise<void> {
+  await signalPending(target.client, target.taskQueue, { userId: device.userId, deviceId: device.deviceId }, device.transport);
 }

@@ -7,7 +7,7 @@ import type { Client } from '@temporalio/client';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../db/pool.js';
-import { announceDeleted } from '../../temporal/registration-workflows.js';
+import { signalDeleted } from '../../temporal/registration-workflows.js';
 import { transportNameSchema, type TransportName } from '../domain.js';
 
 export interface PruneResult {
@@ -23,7 +23,7 @@ export async function pruneRegistration(pool: DatabasePool, temporal: Client, us
   const transport = await pool.maybeOneFirst(sql.type(z.object({ transport: transportNameSchema }))`
     DELETE FROM push_registrations WHERE user_id = ${userId} AND device_id = ${deviceId} RETURNING transport`);
   // Told even when there was no row, as the api does: a workflow left running ends too.
-  const told = await announceDeleted(temporal, { userId, deviceId }).then(
+  const told = await signalDeleted(temporal, { userId, deviceId }).then(
     () => ({ workflowTold: true, workflowError: undefined }),
     (error: unknown) => ({ workflowTold: false, workflowError: error instanceof Error ? error.message : String(error) }),
   );

@@ -92,7 +92,7 @@ export function createPruneBreaker(options: BreakerOptions): PruneBreaker {
       };
     },
     record(registrationId) {
-      // A registration whose send was not announced still counts, as its own user.
+      // A registration whose send was not registered with the breaker still counts, as its own user.
       const user = inProgress.get(registrationId)?.userId ?? `registration ${registrationId}`;
       seen.delete(user);
       seen.set(user, now());

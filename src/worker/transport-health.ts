@@ -23,7 +23,7 @@ import type { Client } from '@temporalio/client';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { misconfiguredOrigin } from '../../activities/registration.js';
-import { announcePending } from '../../temporal/registration-workflows.js';
+import { signalPending } from '../../temporal/registration-workflows.js';
 import type { DatabasePool } from '../db/pool.js';
 import type { Logger } from '../log.js';
 import type { OriginKey, OriginSummary } from '../transports/outage-detector.js';
@@ -138,24 +138,24 @@ export function startTransportHealth(options: TransportHealthOptions): Transport
   async function recover(key: OriginKey): Promise<void> {
     let woken = 0;
     const cleared = await clearOutageBackoffs(pool, key, async (rows) => {
-      woken += await signalPending(rows);
+      woken += await signalHeld(rows);
     });
     if (cleared > 0) log.info({ outage: label(key), cleared, woken }, 'outage over: devices it held back were woken');
   }
 
   /** Lets one held-back device with rows pending try now, one that delivered recently first: its send is the origin's probe. */
   async function probe(key: OriginKey, now: number): Promise<void> {
-    await signalPending(await releaseProbe(pool, key, detector.deliveredRecently(key, now)));
+    await signalHeld(await releaseProbe(pool, key, detector.deliveredRecently(key, now)));
   }
 
-  async function signalPending(rows: readonly HeldRow[]): Promise<number> {
+  async function signalHeld(rows: readonly HeldRow[]): Promise<number> {
     const due = rows.filter((r) => r.has_pending);
     let failed = 0;
     for (let i = 0; i < due.length; i += 16) {
       const results = await Promise.allSettled(
         due
           .slice(i, i + 16)
-          .map((r) => announcePending(options.temporal, options.taskQueue, { userId: r.user_id, deviceId: r.device_id }, r.transport)),
+          .map((r) => signalPending(options.temporal, options.taskQueue, { userId: r.user_id, deviceId: r.device_id }, r.transport)),
       );
       failed += results.filter((r) => r.status === 'rejected').length;
     }

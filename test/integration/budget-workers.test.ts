@@ -8,7 +8,7 @@ import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../devstack/daemons.js';
 import { registrationWorkflowId } from '../../temporal/names.js';
-import { announcePending, announceRegistration } from '../../temporal/registration-workflows.js';
+import { signalPending, signalRegistered } from '../../temporal/registration-workflows.js';
 import type { DeviceIdentity } from '../../src/domain.js';
 import { stateQuery } from '../../workflows/registration-messages.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
@@ -51,7 +51,7 @@ async function register(): Promise<FcmDevice> {
   await db.pool.query(
     sql.unsafe`INSERT INTO push_registrations (user_id, device_id, transport, token) VALUES (${userId}, ${device.deviceId}, 'fcm', ${device.token})`,
   );
-  await announceRegistration(workers[0]!.client, taskQueue, device, 'fcm');
+  await signalRegistered(workers[0]!.client, taskQueue, device, 'fcm');
   return device;
 }
 
@@ -60,7 +60,7 @@ async function message(device: FcmDevice, channelId: number, isDm: boolean): Pro
     INSERT INTO push_pending (registration_id, channel_id, message_count, first_message_id, first_at, last_message_id, is_dm)
     SELECT id, ${channelId}, 1, ${channelId}, now(), ${channelId}, ${isDm} FROM push_registrations WHERE user_id = ${device.userId}`);
   // Both replicas' clients signal: duplicates must not become extra wakes.
-  await Promise.all(workers.map((w) => announcePending(w.client, taskQueue, device, 'fcm')));
+  await Promise.all(workers.map((w) => signalPending(w.client, taskQueue, device, 'fcm')));
 }
 
 async function drain(device: FcmDevice): Promise<void> {

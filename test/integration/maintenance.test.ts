@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { waitFor } from '../../devstack/daemons.js';
 import { maintenanceWorkflowType, registrationWorkflowId } from '../../temporal/names.js';
 import type { MaintenanceInput } from '../../workflows/maintenance.js';
-import { announceRegistration } from '../../temporal/registration-workflows.js';
+import { signalRegistered } from '../../temporal/registration-workflows.js';
 import { ensureMaintenanceSchedule } from '../../temporal/schedule.js';
 import type { MaintenanceReport } from '../../workflows/maintenance.js';
 import { stateQuery } from '../../workflows/registration-messages.js';
@@ -106,7 +106,7 @@ async function runMaintenanceWith(input: MaintenanceInput): Promise<MaintenanceR
 
 async function registeredAndIdle(session: Session = 'live'): Promise<Seeded> {
   const device = await seedDevice(session);
-  await announceRegistration(client, worker.taskQueue, device, 'unifiedpush');
+  await signalRegistered(client, worker.taskQueue, device, 'unifiedpush');
   const handle = client.workflow.getHandle(registrationWorkflowId(device.userId, device.deviceId));
   await waitFor(
     'an idle registration workflow',
@@ -144,7 +144,7 @@ describe('push-maintenance schedule', () => {
     const freshPending = await seedDevice('live');
     const stranded = await seedDevice('live');
     const withWorkflows = [keep, revoked, expired, noSession, stale, oldPending, freshPending];
-    for (const device of withWorkflows) await announceRegistration(client, worker.taskQueue, device, 'unifiedpush');
+    for (const device of withWorkflows) await signalRegistered(client, worker.taskQueue, device, 'unifiedpush');
     for (const device of withWorkflows) {
       const handle = client.workflow.getHandle(registrationWorkflowId(device.userId, device.deviceId));
       await waitFor(

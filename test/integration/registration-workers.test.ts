@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { waitFor } from '../../devstack/daemons.js';
 import { registrationWorkflowId } from '../../temporal/names.js';
-import { announcePending, announceRegistration } from '../../temporal/registration-workflows.js';
+import { signalPending, signalRegistered } from '../../temporal/registration-workflows.js';
 import type { DeviceIdentity } from '../../src/domain.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { startDevWorker, type DevWorker } from '../support/dev-worker.js';
@@ -45,7 +45,7 @@ async function register(): Promise<TestDevice> {
   await db.pool.query(sql.unsafe`
     INSERT INTO push_registrations (user_id, device_id, transport, token, up_p256dh, up_auth)
     VALUES (${userId}, ${device.deviceId}, 'unifiedpush', ${device.endpoint}, ${sql.binary(keys.p256dh)}, ${sql.binary(keys.auth)})`);
-  await announceRegistration(workers[0]!.client, taskQueue, device, 'unifiedpush');
+  await signalRegistered(workers[0]!.client, taskQueue, device, 'unifiedpush');
   return device;
 }
 
@@ -55,7 +55,7 @@ async function message(device: TestDevice, channelId: number): Promise<void> {
     SELECT id, ${channelId}, 1, ${channelId}, now(), ${channelId}, false FROM push_registrations WHERE user_id = ${device.userId}
     ON CONFLICT (registration_id, channel_id) DO UPDATE SET message_count = push_pending.message_count + 1
     RETURNING (xmax = 0) AS created`);
-  if (created) await announcePending(workers[0]!.client, taskQueue, device, 'unifiedpush');
+  if (created) await signalPending(workers[0]!.client, taskQueue, device, 'unifiedpush');
 }
 
 async function drain(device: TestDevice): Promise<void> {
@@ -82,7 +82,7 @@ describe('two workers on one task queue', () => {
     for (let round = 1; round <= rounds; round++) {
       await Promise.all(devices.map((d) => message(d, 100 + round)));
       // Several signals per device at once: duplicates must not turn into extra wakes.
-      await Promise.all(devices.map((d) => announcePending(workers.at(-1)!.client, taskQueue, d, 'unifiedpush')));
+      await Promise.all(devices.map((d) => signalPending(workers.at(-1)!.client, taskQueue, d, 'unifiedpush')));
       await waitFor(`round ${round}: a wake for every device`, async () => devices.every((d) => wakes(d).length >= round), 30_000);
       // The round's one claim per device; the next can only come after the drain below.
       for (const [userId, at] of await claimTimes()) claims.get(userId)?.push(at);

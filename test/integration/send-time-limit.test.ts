@@ -20,7 +20,7 @@ import { requestDeadlineMs, sendAttemptTimeoutMs } from '../../workflows/send-ti
 import { createDeviceKeys, startDistributor } from '../../simulator/distributor.js';
 import { startServer } from '../../simulator/loopback-server.js';
 import { registrationWorkflowId } from '../../temporal/names.js';
-import { announcePending, announceRegistration } from '../../temporal/registration-workflows.js';
+import { signalPending, signalRegistered } from '../../temporal/registration-workflows.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { startDevWorker } from '../support/dev-worker.js';
 
@@ -82,8 +82,8 @@ describe('the send activity’s time limit', () => {
         INSERT INTO push_pending (registration_id, channel_id, message_count, first_message_id, first_at, last_message_id, is_dm)
         SELECT id, 10, 1, 1, now(), 1, true FROM push_registrations WHERE user_id = 1`);
       fcm.script(googleStatusError(401, 'UNAUTHENTICATED')); // the first token is refused: fetch another, POST again
-      await announceRegistration(worker.client, taskQueue, device, 'fcm');
-      await announcePending(worker.client, taskQueue, device, 'fcm');
+      await signalRegistered(worker.client, taskQueue, device, 'fcm');
+      await signalPending(worker.client, taskQueue, device, 'fcm');
       // The send is over when its local activity's result is in the history (after the claim's).
       const handle = worker.client.workflow.getHandle(registrationWorkflowId('1', 'phone-1'));
       await waitFor(

@@ -23,7 +23,7 @@ import { createTransports, type Transports } from '../../src/transports/index.js
 import { startTransportHealth, type TransportHealth } from '../../src/worker/transport-health.js';
 import { customSearchAttributes, registrationWorkflowId } from '../../temporal/names.js';
 import { temporal } from '@temporalio/proto';
-import { announceDeleted, announceDrained, announcePending, announceRegistration } from '../../temporal/registration-workflows.js';
+import { signalDeleted, signalDrained, signalPending, signalRegistered } from '../../temporal/registration-workflows.js';
 import { workflowsSourcePath } from '../../temporal/worker.js';
 import type { RegistrationStateView } from '../../workflows/registration-messages.js';
 import { registeredSignal, stateQuery } from '../../workflows/registration-messages.js';
@@ -260,7 +260,7 @@ export class WorkflowHarness {
     const device: Device = { userId, deviceId, transport, endpoint };
     this.devices.push(device);
     if (options.continueAsNewAfterWakes === undefined) {
-      await announceRegistration(this.client, this.taskQueue, device, transport);
+      await signalRegistered(this.client, this.taskQueue, device, transport);
     } else {
       // As the api starts it, but with a small continue-as-new threshold.
       await this.client.workflow.signalWithStart('registrationWorkflow', {
@@ -274,7 +274,7 @@ export class WorkflowHarness {
     return device;
   }
 
-  /** A message for `device` in `channelId`, as the bridge records and announces it. */
+  /** A message for `device` in `channelId`, as the bridge records and signals it. */
   async message(device: Device, channelId: number, isDm = false, options: { signal?: boolean } = {}): Promise<void> {
     const messageId = this.nextMessage++;
     const created = await this.db.pool.maybeOneFirst(sql.type(z.object({ created: z.boolean() }))`
@@ -284,7 +284,7 @@ export class WorkflowHarness {
       ON CONFLICT (registration_id, channel_id) DO UPDATE
         SET message_count = push_pending.message_count + 1, last_message_id = excluded.last_message_id, last_at = now()
       RETURNING (xmax = 0) AS created`);
-    if (created === true && options.signal !== false) await announcePending(this.client, this.taskQueue, device, device.transport);
+    if (created === true && options.signal !== false) await signalPending(this.client, this.taskQueue, device, device.transport);
   }
 
   /**
@@ -301,14 +301,14 @@ export class WorkflowHarness {
         UPDATE push_registrations SET wake_outstanding = false WHERE user_id = ${device.userId} AND device_id = ${device.deviceId}`);
       return rows.length;
     });
-    if (options.signal === true) await announceDrained(this.client, device);
+    if (options.signal === true) await signalDrained(this.client, device);
     return drained;
   }
 
   /** Deletes the registration, as `DELETE /api/push/registration` does. */
   async unregister(device: Device): Promise<void> {
     await this.db.pool.query(sql.unsafe`DELETE FROM push_registrations WHERE user_id = ${device.userId} AND device_id = ${device.deviceId}`);
-    await announceDeleted(this.client, device);
+    await signalDeleted(this.client, device);
   }
 
   /** Every request the provider received for `device` (UnifiedPush: checked wakes, whatever the answer). */

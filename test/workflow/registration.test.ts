@@ -5,7 +5,7 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { announceDrained, announceRegistration } from '../../temporal/registration-workflows.js';
+import { signalDrained, signalRegistered } from '../../temporal/registration-workflows.js';
 import { minIntervalMs, rewakeAfterMs, WorkflowHarness } from '../support/workflow-harness.js';
 
 let h: WorkflowHarness;
@@ -242,7 +242,7 @@ describe('signal orderings around a drain (PostgreSQL is the truth, signals are 
     await h.untilWakes(device, 2);
     const second = await lastWake(device);
     // Only now does the first drain's signal arrive: it says nothing about the second wake.
-    await announceDrained(h.client, device);
+    await signalDrained(h.client, device);
     await h.until(device, 'the second wake still outstanding', (s) => s.outstanding && s.rewakeAlarm !== null);
     await h.skipTo(second + rewakeAfterMs);
     await h.untilWakes(device, 3);
@@ -324,7 +324,7 @@ describe('lifecycle', () => {
       UPDATE push_registrations SET token = ${moved.endpoint}, up_p256dh = NULL, up_auth = NULL,
         wake_outstanding = false, backoff_until = NULL, backoff_count = 0
       WHERE user_id = ${device.userId} AND device_id = ${device.deviceId}`);
-    await announceRegistration(h.client, h.taskQueue, moved, 'unifiedpush');
+    await signalRegistered(h.client, h.taskQueue, moved, 'unifiedpush');
     await h.untilWakes(moved, 1);
     expect((await lastWake(device)) - first).toBeLessThan(2 * minIntervalMs);
   });
@@ -344,7 +344,7 @@ describe('lifecycle', () => {
       (await import('slonik')).sql.unsafe`
         INSERT INTO push_registrations (user_id, device_id, transport, token) VALUES (${device.userId}, ${device.deviceId}, 'unifiedpush', ${device.endpoint})`,
     );
-    await announceRegistration(h.client, h.taskQueue, device, 'unifiedpush').catch((error: unknown) => {
+    await signalRegistered(h.client, h.taskQueue, device, 'unifiedpush').catch((error: unknown) => {
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
     });
     await h.message(device, 10);

@@ -14,7 +14,7 @@ export function keyRoutes(deps: RouteDeps): Router<AuthenticatedState> {
     const device = { userId: ctx.state.device.userId, deviceId };
     if (!(await revokeDevice(deps.pool, device))) throw new ApiError('not_found', 'no such device');
     deps.log.info({ userId: device.userId, deviceId, by: ctx.state.device.deviceId }, 'device revoked');
-    await deps.announcer.deleted(device);
+    await deps.signals.deleted(device);
     ctx.status = 204;
   });
   return router;

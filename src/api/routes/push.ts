@@ -46,7 +46,7 @@ async function putRegistration(deps: RouteDeps, ctx: Context): Promise<void> {
   if (result === undefined) throw new ApiError('unauthorized', 'this device has no live session: sign in again', { 'WWW-Authenticate': 'Bearer' });
   registrations.inc({ outcome: result.outcome });
   deps.log.info({ userId: device.userId, deviceId: device.deviceId, transport: request.transport, outcome: result.outcome }, 'registration stored');
-  await deps.announcer.registered(device, request.transport);
+  await deps.signals.registered(device, request.transport);
   ctx.body = registrationJson(result.view, deps.config.wakePolicy, Date.now());
 }
 
@@ -70,7 +70,7 @@ async function getRegistration(deps: RouteDeps, ctx: Context): Promise<void> {
 async function removeRegistration(deps: RouteDeps, ctx: Context): Promise<void> {
   await deleteRegistration(deps.pool, ctx.state.device);
   // Told even when there was no row: a workflow left running by a lost signal ends too.
-  await deps.announcer.deleted(ctx.state.device);
+  await deps.signals.deleted(ctx.state.device);
   ctx.status = 204;
 }
 

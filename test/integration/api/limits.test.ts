@@ -128,7 +128,7 @@ describe('Temporal unreachable', () => {
       const user = await createUser(db.pool);
       const token = await tokenOf(user);
       await signIn(db.pool, user, 'phone');
-      const failuresBefore = await announceFailures();
+      const failuresBefore = await signalFailures();
       const endpoint = `https://ntfy.example/${nextId()}`;
 
       const put = await checked(down)('PUT', '/api/push/registration', { token, body: { transport: 'unifiedpush', token: endpoint } });
@@ -139,9 +139,9 @@ describe('Temporal unreachable', () => {
 
       // The drain tells Temporal nothing, and needs nothing from it.
       const failuresAfter = await waitFor(
-        'the two announcements to fail',
+        'the two signals to fail',
         async () => {
-          const now = await announceFailures();
+          const now = await signalFailures();
           return (['registered', 'deleted'] as const).every((name) => now[name] > failuresBefore[name]) && now;
         },
         10_000,
@@ -161,10 +161,10 @@ describe('Temporal unreachable', () => {
 });
 
 /** The api's Temporal-failure counter, read from its own /metrics. */
-async function announceFailures(): Promise<Record<'registered' | 'deleted', number>> {
+async function signalFailures(): Promise<Record<'registered' | 'deleted', number>> {
   const text = (await api.request('GET', '/metrics')).text;
-  const value = (announcement: string) => {
-    const match = new RegExp(`^push_api_temporal_announce_failures_total\\{announcement="${announcement}"\\} (\\d+)$`, 'm').exec(text);
+  const value = (signal: string) => {
+    const match = new RegExp(`^push_api_temporal_signal_failures_total\\{signal="${signal}"\\} (\\d+)$`, 'm').exec(text);
     return match === null ? 0 : Number(match[1]);
   };
   return { registered: value('registered'), deleted: value('deleted') };

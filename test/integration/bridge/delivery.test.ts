@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
 import type { EventBridge } from '../../../src/bridge/event-bridge.js';
-import { announceToRegistrations } from '../../../src/bridge/signal-pending.js';
+import { signalRegistrations } from '../../../src/bridge/signal-pending.js';
 import { VIEW_CHANNEL } from '../../../src/permissions/flags.js';
 import { PushDeviceId, PushTransport, PushUserId, registrationWorkflowId } from '../../../temporal/names.js';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
@@ -165,7 +165,7 @@ describe('signalling the devices a transaction chose', () => {
     await db.pool.query(sql.unsafe`DELETE FROM push_registrations WHERE id = ${gone.id}`);
     const target = { client: h.temporal, taskQueue: h.taskQueue, concurrency: 2, namingChunk: 2 };
     expect(
-      await announceToRegistrations(
+      await signalRegistrations(
         db.pool,
         target,
         chosen.map((d) => d.id),
