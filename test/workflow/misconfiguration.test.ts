@@ -44,7 +44,9 @@ async function allRuns(handle: WorkflowHandle): Promise<{ events: number; runs: 
 describe('an FCM wake on a worker without FCM', () => {
   it('is held back for ten days at a bounded cost, counts nothing against the device, and goes out once a fixed worker starts', async () => {
     const before = await configErrors();
-    const device = await h.registerDevice({ transport: 'fcm' });
+    // Runs of 25 claims, not the product's 200: the workers here are uncached, so every task
+    // replays its run, and a short run keeps ten days of them cheap. The bound per day is the same.
+    const device = await h.registerDevice({ transport: 'fcm', continueAsNewAfterWakes: 25 });
     await h.message(device, 10, true);
     for (let day = 0; day < 10; day++) await h.skip(dayMs);
 
@@ -56,7 +58,7 @@ describe('an FCM wake on a worker without FCM', () => {
     // An attempt an hour at most once the back-off has grown: well under the ~1,400 events a
     // day of a send retried every five minutes inside one run, and the run continues as new.
     expect(events / 10).toBeLessThan(300);
-    expect(runs).toBeGreaterThanOrEqual(2);
+    expect(runs).toBeGreaterThanOrEqual(5);
 
     await h.restartWorker(h.google!.env); // the operator adds FCM_CREDENTIALS_JSON
     const fixedAt = await h.env.currentTimeMs();
