@@ -1,6 +1,8 @@
 /**
  * Builds the Temporal worker: workflows from the prebuilt bundle when `npm run build` made one
  * (fast start in production), else bundled from source; activities from their dependencies.
+ * `buildWorker` is the one place the worker, its activities and their dependencies are put
+ * together — the worker process, the tests and the benches all call it.
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -10,6 +12,7 @@ import { projectRoot } from '../src/paths.js';
 import { StartupError } from '../src/startup-error.js';
 import { withTimeout } from '../src/with-timeout.js';
 import { explainTemporalFailure, temporalConnectionOptions } from './connection.js';
+import { createActivities, type ActivityDeps } from '../activities/index.js';
 
 export const workflowsSourcePath = path.join(projectRoot, 'workflows', 'index.ts');
 export const workflowBundlePath = path.join(projectRoot, 'dist', 'workflow-bundle.js');
@@ -21,12 +24,30 @@ export interface CreateWorkerOptions {
   readonly activities: object;
   /** Overrides for tests (cache size, concurrency, identity…). */
   readonly overrides?: Partial<WorkerOptions>;
+  /** Bundle the workflows from source even when a prebuilt bundle exists (tests of the code as it is now). */
+  readonly fromSource?: boolean;
+}
+
+/** The registration worker: `createWorker` with this service's activities, built from their dependencies. */
+export interface BuildWorkerOptions extends ActivityDeps, Omit<CreateWorkerOptions, 'activities' | 'taskQueue'> {}
+
+export async function buildWorker(options: BuildWorkerOptions): Promise<Worker> {
+  const { connection, namespace, overrides, fromSource, ...deps } = options;
+  return createWorker({
+    connection,
+    namespace,
+    taskQueue: deps.taskQueue,
+    activities: createActivities(deps),
+    ...(overrides === undefined ? {} : { overrides }),
+    ...(fromSource === undefined ? {} : { fromSource }),
+  });
 }
 
 export async function createWorker(options: CreateWorkerOptions): Promise<Worker> {
-  const workflows: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = existsSync(workflowBundlePath)
-    ? { workflowBundle: { codePath: workflowBundlePath } }
-    : { workflowsPath: workflowsSourcePath };
+  const workflows: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> =
+    options.fromSource !== true && existsSync(workflowBundlePath)
+      ? { workflowBundle: { codePath: workflowBundlePath } }
+      : { workflowsPath: workflowsSourcePath };
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,

@@ -19,7 +19,6 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { createActivities } from '../../activities/index.js';
 import { fcmWakesHeldBack } from '../../activities/metrics.js';
 import { loadConfig } from '../../src/config/index.js';
 import { startFakeFcm, type FakeFcm } from '../../devstack/stand-ins/fcm.js';
@@ -28,7 +27,7 @@ import { createLogger } from '../../src/log.js';
 import { createTransports } from '../../src/transports/index.js';
 import { customSearchAttributes, registrationWorkflowId } from '../../temporal/names.js';
 import { signalPending, signalRegistered } from '../../temporal/registration-workflows.js';
-import { createWorker } from '../../temporal/worker.js';
+import { buildWorker } from '../../temporal/worker.js';
 import { stateQuery } from '../../workflows/registration-messages.js';
 import type { Report } from '../report.js';
 import { seedUsers } from '../seed.js';
@@ -117,18 +116,15 @@ async function busyHour(
   const log = createLogger({ level: 'silent', name: 'bench-fcm-budget' });
   const transports = createTransports(config, log);
   const client = env.client;
-  const worker: Worker = await createWorker({
+  const worker: Worker = await buildWorker({
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',
     taskQueue,
-    activities: createActivities({
-      pool: stack.pool,
-      log,
-      policy: config.wakePolicy,
-      transports,
-      temporal: client,
-      taskQueue,
-    }),
+    pool: stack.pool,
+    log,
+    policy: config.wakePolicy,
+    transports,
+    temporal: client,
     overrides: { maxCachedWorkflows: 50 },
   });
   const running = worker.run();

@@ -6,13 +6,12 @@
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { sql } from 'slonik';
-import { createActivities } from '../../activities/index.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log.js';
 import type { FakeDistributor } from '../../simulator/distributor.js';
 import { createTransports } from '../../src/transports/index.js';
 import { registrationWorkflowId, registrationWorkflowType } from '../../temporal/names.js';
-import { createWorker } from '../../temporal/worker.js';
+import { buildWorker } from '../../temporal/worker.js';
 import { pendingSignal, type RegistrationWorkflowInput } from '../../workflows/registration-messages.js';
 import type { Report } from '../report.js';
 import type { BenchSettings } from '../settings.js';
@@ -30,18 +29,15 @@ export async function measureWakePath(stack: BenchStack, report: Report, setting
   const log = createLogger({ level: 'silent', name: 'bench' });
   const transports = createTransports(config, log);
   const taskQueue = 'bench-wake-path';
-  const worker = await createWorker({
+  const worker = await buildWorker({
     connection: nativeConnection,
     namespace: 'default',
     taskQueue,
-    activities: createActivities({
-      pool: stack.pool,
-      log,
-      policy: config.wakePolicy,
-      transports,
-      temporal: client,
-      taskQueue,
-    }),
+    pool: stack.pool,
+    log,
+    policy: config.wakePolicy,
+    transports,
+    temporal: client,
   });
   const running = worker.run();
   const results: Record<string, { p50: number; p95: number; events: number }> = {};
@@ -74,7 +70,7 @@ export async function measureWakePath(stack: BenchStack, report: Report, setting
     headline: 'local activities',
   });
   section.setup.push(
-    `${settings.wakePath.devices} devices, one at a time, each with a pending DM row: signal-with-start of its workflow (in-process worker built by \`createWorker\`), until the wake reaches the fake distributor. "Regular" runs the same workflow with \`activityKind: 'regular'\`. This is the measurement behind the choice of local activities in [architecture.md](architecture.md#local-or-regular-activities--decided-by-measurement).`,
+    `${settings.wakePath.devices} devices, one at a time, each with a pending DM row: signal-with-start of its workflow (in-process worker built by \`buildWorker\`), until the wake reaches the fake distributor. "Regular" runs the same workflow with \`activityKind: 'regular'\`. This is the measurement behind the choice of local activities in [architecture.md](architecture.md#local-or-regular-activities--decided-by-measurement).`,
   );
 }
 

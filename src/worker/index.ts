@@ -3,10 +3,9 @@
  * activities (PostgreSQL, the transports, a Temporal client for signals), the maintenance
  * Schedule, the transports' outage sharing and recovery loop, and the operations listener.
  */
-import { createActivities } from '../../activities/index.js';
 import { createTemporalClient } from '../../temporal/client.js';
 import { ensureMaintenanceSchedule } from '../../temporal/schedule.js';
-import { connectWorker, createWorker } from '../../temporal/worker.js';
+import { buildWorker, connectWorker } from '../../temporal/worker.js';
 import type { WorkerConfig } from '../config/index.js';
 import { checkDatabase } from '../db/check.js';
 import { openDatabase } from '../db/verify.js';
@@ -36,18 +35,15 @@ export async function startWorker(config: WorkerConfig, log: Logger): Promise<Ru
   const connection = await connectWorker(config.temporal);
   const taskQueue = config.temporal.taskQueue;
   await ensureMaintenanceSchedule(temporal.client, { taskQueue });
-  const worker = await createWorker({
+  const worker = await buildWorker({
     connection,
     namespace: config.temporal.namespace,
     taskQueue,
-    activities: createActivities({
-      pool,
-      log,
-      policy: config.wakePolicy,
-      transports,
-      temporal: temporal.client,
-      taskQueue,
-    }),
+    pool,
+    log,
+    policy: config.wakePolicy,
+    transports,
+    temporal: temporal.client,
   });
   const health = startTransportHealth({ pool, transports, temporal: temporal.client, taskQueue, log: log.child({ component: 'transport-health' }) });
   const running = worker.run();

@@ -85,6 +85,7 @@ async function conversation() {
 }
 
 async function phone(reader: string, deviceId: string, extra: string[]) {
+  await host.session(reader, deviceId);
   const jwt = await signDeviceToken({ userId: reader, deviceId, secret: testJwtSecret });
   return parseSimulatorArgs(['--api', running[0]!.url, '--token', jwt, '--wakes', '1', '--timeout', '60', '--json', ...extra]);
 }

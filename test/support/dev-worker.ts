@@ -6,12 +6,11 @@
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
-import { createActivities } from '../../activities/index.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log.js';
 import { createTransports, type Transports } from '../../src/transports/index.js';
 import { startTransportHealth } from '../../src/worker/transport-health.js';
-import { createWorker } from '../../temporal/worker.js';
+import { buildWorker } from '../../temporal/worker.js';
 import type { TestDatabase } from './database.js';
 import './provided.js';
 
@@ -42,18 +41,15 @@ export async function startDevWorker(
   const transports: Transports = createTransports(config, log, { unifiedPushDeadlineMs: 2_000 });
   const { client, close: closeClient } = await connectClient();
   const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
-  const worker = await createWorker({
+  const worker = await buildWorker({
     connection,
     namespace: 'default',
     taskQueue: options.taskQueue,
-    activities: createActivities({
-      pool: db.pool,
-      log,
-      policy: config.wakePolicy,
-      transports,
-      temporal: client,
-      taskQueue: options.taskQueue,
-    }),
+    pool: db.pool,
+    log,
+    policy: config.wakePolicy,
+    transports,
+    temporal: client,
     overrides: { ...(options.identity === undefined ? {} : { identity: options.identity }), maxCachedWorkflows: 100, shutdownGraceTime: '2s' },
   });
   const health = startTransportHealth({ pool: db.pool, transports, temporal: client, taskQueue: options.taskQueue, log, intervalMs: 1_000 });

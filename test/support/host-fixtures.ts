@@ -53,6 +53,8 @@ export interface HostFixtures {
   /** A live mute by default; `until` in the past makes an expired one, `muted: false` an unmute. */
   mute(userId: string, scope: MuteScope, options?: { until?: Date | null; muted?: boolean }): Promise<void>;
   registration(userId: string, options?: { deviceId?: string; transport?: TransportName }): Promise<Registration>;
+  /** A live session of the device (an unrevoked `refresh_tokens` row a day from expiry): `PUT /api/push/registration` needs one. */
+  session(userId: string, deviceId: string): Promise<void>;
   /** Inserts a whole `HostData` in one statement per table; users are created as referenced. */
   seed(data: HostData): Promise<void>;
 }
@@ -123,6 +125,10 @@ export function hostFixtures(pool: DatabasePool): HostFixtures {
         INSERT INTO push_registrations (user_id, device_id, transport, token)
         VALUES (${userId}, ${deviceId}, ${transport}, ${token}) RETURNING id`);
       return { id, userId, deviceId, transport, token };
+    },
+    async session(userId, deviceId) {
+      await pool.query(sql.unsafe`
+        INSERT INTO refresh_tokens (user_id, device_id, expires_at) VALUES (${userId}, ${deviceId}, now() + interval '1 day')`);
     },
     seed: (data) => seedHost(pool, data),
   };

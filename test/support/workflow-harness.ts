@@ -10,12 +10,11 @@
  * api does.
  */
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
 import type { Client } from '@temporalio/client';
 import { sql } from 'slonik';
 import { inject } from 'vitest';
 import { z } from 'zod';
-import { createActivities } from '../../activities/index.js';
 import { loadConfig } from '../../src/config/index.js';
 import { waitFor } from '../../devstack/daemons.js';
 import { createLogger } from '../../src/log.js';
@@ -24,7 +23,7 @@ import { startTransportHealth, type TransportHealth } from '../../src/worker/tra
 import { customSearchAttributes, registrationWorkflowId } from '../../temporal/names.js';
 import { temporal } from '@temporalio/proto';
 import { signalDeleted, signalDrained, signalPending, signalRegistered } from '../../temporal/registration-workflows.js';
-import { workflowsSourcePath } from '../../temporal/worker.js';
+import { buildWorker } from '../../temporal/worker.js';
 import type { RegistrationStateView } from '../../workflows/registration-messages.js';
 import { registeredSignal, stateQuery } from '../../workflows/registration-messages.js';
 import { freshDatabase, type TestDatabase } from './database.js';
@@ -149,19 +148,17 @@ export class WorkflowHarness {
 
   async startWorker(): Promise<void> {
     const log = createLogger({ level: 'silent', name: 'test' });
-    const worker = await Worker.create({
+    const worker = await buildWorker({
       connection: this.env.nativeConnection,
+      namespace: this.env.namespace ?? 'default',
       taskQueue: this.taskQueue,
-      workflowsPath: workflowsSourcePath,
-      activities: createActivities({
-        pool: this.db.pool,
-        log,
-        policy: { ...this.config.wakePolicy, minIntervalMs, rewakeAfterMs },
-        transports: this.transports,
-        temporal: this.env.client,
-        taskQueue: this.taskQueue,
-      }),
-      maxCachedWorkflows: this.maxCachedWorkflows,
+      fromSource: true,
+      pool: this.db.pool,
+      log,
+      policy: { ...this.config.wakePolicy, minIntervalMs, rewakeAfterMs },
+      transports: this.transports,
+      temporal: this.env.client,
+      overrides: { maxCachedWorkflows: this.maxCachedWorkflows, shutdownGraceTime: '2s' },
     });
     // The outage loop as the worker runs it, but one round per skip, right after it (see
     // `skip`): its signals must not race the time-skipping server's timers any more than a

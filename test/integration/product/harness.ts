@@ -10,14 +10,13 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { inject } from 'vitest';
-import { createActivities } from '../../../activities/index.js';
 import { startEventBridge, type EventBridge } from '../../../src/bridge/event-bridge.js';
 import { loadConfig } from '../../../src/config/index.js';
 import { createServiceAccount } from '../../../devstack/stand-ins/google-oauth.js';
 import { startLocalFcm, type LocalFcm } from '../../../devstack/stand-ins/local-fcm.js';
 import { createLogger } from '../../../src/log.js';
 import { createTransports } from '../../../src/transports/index.js';
-import { createWorker } from '../../../temporal/worker.js';
+import { buildWorker } from '../../../temporal/worker.js';
 import { startTestApi, type TestApi } from '../../support/api.js';
 import type { TestDatabase } from '../../support/database.js';
 import '../../support/provided.js';
@@ -85,18 +84,15 @@ async function startWorker(db: TestDatabase, taskQueue: string, client: Client, 
   const log = createLogger({ level: 'silent', name: 'product-worker' });
   const transports = createTransports(config, log, { unifiedPushDeadlineMs: 2_000 });
   const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
-  const worker = await createWorker({
+  const worker = await buildWorker({
     connection,
     namespace: 'default',
     taskQueue,
-    activities: createActivities({
-      pool: db.pool,
-      log,
-      policy: config.wakePolicy,
-      transports,
-      temporal: client,
-      taskQueue,
-    }),
+    pool: db.pool,
+    log,
+    policy: config.wakePolicy,
+    transports,
+    temporal: client,
     overrides: { maxCachedWorkflows: 100, shutdownGraceTime: '2s' },
   });
   const running = worker.run();
