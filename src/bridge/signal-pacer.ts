@@ -228,11 +228,13 @@ export class SignalPacer {
     const now = this.#now();
     this.#lastDelayMs = delayMs;
     this.#samples = [...this.#samples.filter((s) => now - s.at < 30_000), { at: now, delayMs }];
-    // The delay an empty queue has anyway (a poll, a round trip) is not backlog; never more than the target is forgiven.
+    // The delay an empty queue has anyway (a poll, a round trip, a busy worker) is not backlog;
+    // never more than the target is forgiven. One slow sample is noise: the last three's median decides.
     const base = Math.min(this.#target, ...this.#samples.map((s) => s.delayMs));
-    const backlog = delayMs - base;
+    const recent = this.#samples.slice(-3).map((s) => s.delayMs);
+    const backlog = median(recent) - base;
     if (backlog > this.#target) {
-      this.#window = Math.max(this.#min, Math.floor(this.#window * Math.max(0.5, this.#target / backlog)));
+      this.#window = Math.max(this.#min, Math.floor(this.#window * Math.max(0.7, this.#target / backlog)));
     } else if (this.#windowHeldBack) {
       this.#window = Math.min(this.#max, Math.ceil(this.#window * 1.5));
     }
@@ -242,4 +244,9 @@ export class SignalPacer {
   #settleIfIdle(): void {
     if (this.#idle()) this.#idleSince = this.#now();
   }
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)]!;
 }
