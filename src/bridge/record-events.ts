@@ -48,7 +48,8 @@ export async function recordChannelEvents(pool: DatabasePool, channelId: string,
     // the compilation — paid again for every message — costs more than it saves (docs/benchmarks.md).
     await tx.query(sql.unsafe`SET LOCAL jit = off`);
     const channel = await tx.maybeOne(sql.type(channelRow)`SELECT id, server_id FROM channels WHERE id = ${channelId}`);
-    if (channel === null) return { records: events.map(() => 'unknown_channel' as const), registrationsToSignal: [], rowsCreated: 0, rowsUpdated: 0, serverId: null };
+    if (channel === null)
+      return { records: events.map(() => 'unknown_channel' as const), registrationsToSignal: [], rowsCreated: 0, rowsUpdated: 0, serverId: null };
 
     const newIds = new Set(await claimInLedger(tx, events));
     const counted = new Set<string>();

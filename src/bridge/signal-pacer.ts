@@ -236,7 +236,8 @@ export class SignalPacer {
     if (backlog > this.#target) {
       this.#window = Math.max(this.#min, Math.floor(this.#window * Math.max(0.7, this.#target / backlog)));
     } else if (this.#windowHeldBack) {
-      this.#window = Math.min(this.#max, Math.ceil(this.#window * 1.5));
+      // Fast while far below the target, gently near it: a sample reports a window already grown.
+      this.#window = Math.min(this.#max, backlog < this.#target / 2 ? Math.ceil(this.#window * 1.5) : this.#window + 1);
     }
     this.#windowHeldBack = false;
   }

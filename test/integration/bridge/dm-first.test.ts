@@ -33,9 +33,9 @@ beforeAll(async () => {
   h = await bridgeHarness();
   distributor = await startDistributor();
   world = await seedServer(db.pool, { members, channels: 1, distributor });
-  [callee] = devicesFor(await seedUsers(db.pool, 1), distributor);
-  await insertRegistrations(db.pool, [...world.devices, callee!]);
-  dmChannel = await hostFixtures(db.pool).dm([world.ownerId, callee!.userId]);
+  callee = devicesFor(await seedUsers(db.pool, 1), distributor)[0]!;
+  await insertRegistrations(db.pool, [...world.devices, callee]);
+  dmChannel = await hostFixtures(db.pool).dm([world.ownerId, callee.userId]);
   // The production setting (BRIDGE_CHANNEL_BACKLOG_MS's default).
   bridge = await h.startReplica(db.pool, { channelBacklogMs: 500 });
 });
