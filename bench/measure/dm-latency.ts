@@ -165,21 +165,46 @@ async function seedCallees(stack: BenchStack, tap: DistributorTap, caller: strin
 /** Arrival times (ms since epoch) by endpoint, first wake only. */
 interface Watch {
   readonly arrivals: Map<string, number>;
+  /** First wakes so far of the endpoints `which` selects (kept up to date as they arrive). */
+  count(which: (endpoint: string) => boolean): number;
 }
 
 function watchWakes(tap: DistributorTap): Watch {
   const arrivals = new Map<string, number>();
+  const counters: { which: (endpoint: string) => boolean; n: number }[] = [];
   tap.listen((message: DistributorMessage) => {
-    if (!arrivals.has(message.endpoint)) arrivals.set(message.endpoint, Date.now());
+    if (arrivals.has(message.endpoint)) return;
+    arrivals.set(message.endpoint, Date.now());
+    for (const c of counters) if (c.which(message.endpoint)) c.n++;
   });
-  return { arrivals };
+  return {
+    arrivals,
+    count(which) {
+      let counter = counters.find((c) => c.which === which);
+      if (counter === undefined) {
+        counter = { which, n: [...arrivals.keys()].filter(which).length };
+        counters.push(counter);
+      }
+      return counter.n;
+    },
+  };
 }
 
+/**
+ * Publishes a message; resolves with its `created_at` once JetStream has it. A publish is
+ * retried (the same `msgID`: JetStream keeps one) when the busy machine delays its answer.
+ */
 async function publish(stack: BenchStack, channelId: string, authorId: string): Promise<number> {
   const message = messageEvent(channelId, authorId);
   const at = Date.parse((JSON.parse(message.body) as { created_at: string }).created_at);
-  await jetstream(stack.nats).publish(`channel.${channelId}.MESSAGE_CREATE`, message.body, { msgID: `message-${message.id}` });
-  return at;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await jetstream(stack.nats).publish(`channel.${channelId}.MESSAGE_CREATE`, message.body, { msgID: `message-${message.id}`, timeout: 15_000 });
+      return at;
+    } catch (error) {
+      if (attempt === 3) throw error;
+    }
+  }
 }
 
 async function dmAndWait(stack: BenchStack, watch: Watch, caller: string, callee: Callee): Promise<number | null> {
@@ -199,11 +224,21 @@ async function fanOutWithDms(
 ): Promise<FanOutRun> {
   const loadBefore = os.loadavg()[0]!;
   const endpoints = world.big.devices.map((d) => d.endpoint);
-  const bigWoken = () => endpoints.reduce((n, e) => n + (watch.arrivals.has(e) ? 1 : 0), 0);
+  const big = new Set(endpoints);
+  const isBig = (endpoint: string) => big.has(endpoint);
+  const bigWoken = () => watch.count(isBig);
   const started = await publish(stack, world.big.channelIds[0]!, world.big.ownerId);
   const dmsSent: { callee: Callee; at: number }[] = [];
   const smallsSent: { server: ServerWorld; at: number }[] = [];
+  const publishing: Promise<unknown>[] = [];
+  // Published alongside, not awaited in turn: a slow answer from JetStream must not space the DMs out.
+  const send = (channelId: string, authorId: string, record: (at: number) => void) => {
+    const message = publish(stack, channelId, authorId).then(record);
+    publishing.push(message);
+  };
   let lastWakeMs: number | null = null;
+  let dmsCalled = 0;
+  let smallsCalled = 0;
   let nextDm = started + timing.dmEveryMs;
   let nextSmall = started + timing.smallEveryMs;
   let shown = Date.now();
@@ -214,14 +249,14 @@ async function fanOutWithDms(
       break;
     }
     const now = Date.now();
-    if (now >= nextDm && dmsSent.length < world.callees.length) {
-      const callee = world.callees[dmsSent.length]!;
-      dmsSent.push({ callee, at: await publish(stack, callee.channelId, caller) });
+    if (now >= nextDm && dmsCalled < world.callees.length) {
+      const callee = world.callees[dmsCalled++]!;
+      send(callee.channelId, caller, (at) => dmsSent.push({ callee, at }));
       nextDm += timing.dmEveryMs;
     }
-    if (now >= nextSmall && smallsSent.length < world.smalls.length) {
-      const server = world.smalls[smallsSent.length]!;
-      smallsSent.push({ server, at: await publish(stack, server.channelIds[0]!, server.ownerId) });
+    if (now >= nextSmall && smallsCalled < world.smalls.length) {
+      const server = world.smalls[smallsCalled++]!;
+      send(server.channelIds[0]!, server.ownerId, (at) => smallsSent.push({ server, at }));
       nextSmall += timing.smallEveryMs;
     }
     if (now - shown >= 30_000) {
@@ -230,6 +265,7 @@ async function fanOutWithDms(
     }
     await sleep(10);
   }
+  await Promise.all(publishing);
   const end = lastWakeMs === null ? Date.now() : started + lastWakeMs;
   // What was sent during the fan-out, given time to arrive.
   const during = dmsSent.filter((d) => d.at <= end);

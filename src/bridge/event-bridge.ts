@@ -13,6 +13,7 @@ import { createEventHandler, type RetryPolicy } from './handle-event.js';
 import { ensureIntake, type Intake, type IntakeOptions } from './intake.js';
 import { signal } from './signal-pending.js';
 import { SignalPacer } from './signal-pacer.js';
+import { watchPacer } from './metrics.js';
 import { workflowTaskWaiting } from '../../temporal/registration-workflows.js';
 
 export interface EventBridgeDeps {
@@ -77,6 +78,7 @@ export async function startEventBridge(deps: EventBridgeDeps, options: EventBrid
           { targetDelayMs: options.channelBacklogMs!, concurrency },
         )
       : undefined;
+  const unwatch = pacer === undefined ? undefined : watchPacer(pacer);
   const handle = createEventHandler({
     pool: deps.pool,
     announce: { ...target, concurrency, ...(pacer === undefined ? {} : { pacer }) },
@@ -113,6 +115,7 @@ export async function startEventBridge(deps: EventBridgeDeps, options: EventBrid
       // redelivered (to another replica) and re-signal the rows they created.
       pacer?.stop();
       await consumer.stop();
+      unwatch?.();
     },
   };
 }
