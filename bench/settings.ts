@@ -29,7 +29,14 @@ export interface BenchSettings {
   /** Devices of the server channels woken by one message. */
   readonly fanOut: { readonly sizes: readonly number[]; readonly deadlineMs: (devices: number) => number };
   /** Issue 25: DMs during fan-outs of these sizes, one every `dmEveryMs`, a small server's message every `smallEveryMs`; DMs on an idle stack first. */
-  readonly dmLatency: { readonly sizes: readonly number[]; readonly idleDms: number; readonly dmEveryMs: number; readonly smallEveryMs: number };
+  readonly dmLatency: {
+    readonly sizes: readonly number[];
+    readonly idleDms: number;
+    readonly dmEveryMs: number;
+    readonly smallEveryMs: number;
+    /** A fan-out is measured until its last wake or this long, whichever comes first. */
+    readonly windowMs: (devices: number) => number;
+  };
   readonly bridgeSql: { readonly recipients: number; readonly repeats: number };
   readonly drainApi: { readonly devices: number; readonly concurrency: number; readonly rounds: number; readonly channelsPerDevice: number };
   readonly liveTraffic: {
@@ -71,7 +78,13 @@ const full: Omit<BenchSettings, 'only'> = {
   wakePath: { devices: 30 },
   // Generous: the 10,000-device run is reported as it went, finished or not.
   fanOut: { sizes: [1_000, 10_000], deadlineMs: (devices) => Math.max(60_000, devices * 60) },
-  dmLatency: { sizes: [1_000, 10_000], idleDms: 20, dmEveryMs: 500, smallEveryMs: 5_000 },
+  dmLatency: {
+    sizes: [1_000, 10_000],
+    idleDms: 20,
+    dmEveryMs: 500,
+    smallEveryMs: 5_000,
+    windowMs: (devices) => (devices > 1_000 ? 240_000 : 120_000),
+  },
   bridgeSql: { recipients: 10_000, repeats: 11 },
   drainApi: { devices: 500, concurrency: 32, rounds: 4, channelsPerDevice: 3 },
   liveTraffic: { durationMs: 5 * 60_000, busyDevices: 20, quietDevices: 5, quietEveryMs: 20_000, idleDevices: 5 },
@@ -97,7 +110,7 @@ const small: Omit<BenchSettings, 'only'> = {
   claim: { devices: 100, rounds: 5 },
   wakePath: { devices: 10 },
   fanOut: { sizes: [200, 1_000], deadlineMs: (devices) => Math.max(60_000, devices * 60) },
-  dmLatency: { sizes: [1_000], idleDms: 20, dmEveryMs: 500, smallEveryMs: 5_000 },
+  dmLatency: { sizes: [1_000], idleDms: 20, dmEveryMs: 500, smallEveryMs: 5_000, windowMs: () => 120_000 },
   bridgeSql: { recipients: 1_000, repeats: 3 },
   drainApi: { devices: 100, concurrency: 16, rounds: 2, channelsPerDevice: 3 },
   liveTraffic: { durationMs: 60_000, busyDevices: 5, quietDevices: 3, quietEveryMs: 20_000, idleDevices: 3 },
