@@ -220,7 +220,10 @@ export class SignalPacer {
         if (waiting === false) this.#adapt(this.#now() - marker.at);
         return;
       }
-      await new Promise((resolve) => setTimeout(resolve, this.#probeEveryMs));
+      if (this.#stopped) return;
+      // A worker that takes nothing for seconds (stopped, all gone) is asked less often.
+      const pause = this.#now() - marker.at > 5_000 ? 10 * this.#probeEveryMs : this.#probeEveryMs;
+      await new Promise((resolve) => setTimeout(resolve, pause));
     }
   }
 
