@@ -22,6 +22,7 @@
  *   opens it within a few samples. Two bridge replicas each pace their own signals against the
  *   same backlog, so both back off when it grows.
  */
+import { withTimeout } from '../with-timeout.js';
 import type { DeviceToSignal } from './signal-pending.js';
 
 export interface PacerOptions {
@@ -36,6 +37,8 @@ export interface PacerOptions {
   readonly probeEveryMs?: number;
   /** Idle this long, the window starts again from `initialWindow` (the workers may have changed meanwhile). */
   readonly idleResetMs?: number;
+  /** A describe not answered within this long counts as not known; a signal, as failed. */
+  readonly answerTimeoutMs?: { readonly waiting: number; readonly send: number };
 }
 
 export interface PacerDeps {
@@ -81,6 +84,7 @@ export class SignalPacer {
   readonly #max: number;
   readonly #probeEveryMs: number;
   readonly #idleResetMs: number;
+  readonly #answerTimeoutMs: { readonly waiting: number; readonly send: number };
   readonly #now: () => number;
 
   /** Queues by server, in the order servers take turns. */
@@ -108,6 +112,7 @@ export class SignalPacer {
     this.#max = options.maxWindow ?? 10_000;
     this.#probeEveryMs = options.probeEveryMs ?? 50;
     this.#idleResetMs = options.idleResetMs ?? 10_000;
+    this.#answerTimeoutMs = options.answerTimeoutMs ?? { waiting: 5_000, send: 30_000 };
     this.#now = deps.now ?? Date.now;
     this.#window = this.#initial;
     this.#idleSince = this.#now();
@@ -180,7 +185,9 @@ export class SignalPacer {
 
   #send(job: Job): void {
     this.#sending++;
-    this.#deps.send(job.device).then(
+    // An answer that never comes must not hold the channels: the signal counts as failed (its
+    // event is redelivered; a signal that did land after all costs its workflow one more look).
+    withTimeout(this.#deps.send(job.device), this.#answerTimeoutMs.send, 'signal not accepted').then(
       () => {
         this.#sending--;
         this.#newest = { seq: ++this.#accepted, device: job.device, at: this.#now() };
@@ -212,10 +219,11 @@ export class SignalPacer {
 
   async #follow(marker: Accepted): Promise<void> {
     for (;;) {
-      const waiting = await this.#deps.waiting(marker.device).catch(() => undefined);
+      const waiting = await withTimeout(this.#deps.waiting(marker.device), this.#answerTimeoutMs.waiting).catch(() => undefined);
       if (waiting !== true) {
-        // Taken by a worker (or not known: Temporal did not answer — counted as taken, so a
-        // failing describe cannot stall the channels; the next marker measures again).
+        // Taken by a worker (or not known: Temporal did not answer, or not in time — counted as
+        // taken, so a failing or hanging describe cannot stall the channels; the next marker
+        // measures again).
         this.#confirmed = Math.max(this.#confirmed, marker.seq);
         if (waiting === false) this.#adapt(this.#now() - marker.at);
         return;

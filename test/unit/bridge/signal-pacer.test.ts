@@ -67,6 +67,15 @@ describe('SignalPacer', () => {
     expect(await pacer.submit('late', devices('late', 3))).toHaveLength(3);
   });
 
+  it('goes on when Temporal never answers a describe', async () => {
+    const queue = taskQueue(5);
+    const pacer = new SignalPacer({ ...queue.deps, waiting: () => new Promise<boolean>(() => undefined) }, { targetDelayMs: 500, concurrency: 16 });
+    const submitted = pacer.submit('large', devices('large', 500));
+    await vi.advanceTimersByTimeAsync(180_000);
+    expect(await submitted).toEqual([]);
+    queue.stop();
+  });
+
   it('keeps the worker busy and its backlog near the target', async () => {
     const queue = taskQueue(5); // 200 tasks a second
     const pacer = new SignalPacer(queue.deps, { targetDelayMs: 500, concurrency: 16 });
