@@ -241,6 +241,7 @@ async function fanOutWithDms(
   // Published alongside, not awaited in turn: a slow answer from JetStream must not space the DMs out.
   const send = (channelId: string, authorId: string, record: (at: number) => void) => {
     const message = publish(stack, channelId, authorId).then(record);
+    message.catch(() => undefined); // awaited with the others after the loop; not an unhandled rejection meanwhile
     publishing.push(message);
   };
   let lastWakeMs: number | null = null;
