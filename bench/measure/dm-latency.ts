@@ -316,6 +316,12 @@ function show(ms: number | null): string {
   return ms === null ? '—' : `${Math.round(ms)} ms`;
 }
 
+/** "479 DMs", or "479 DMs, 351 not woken" — a quantile past the woken ones is not measured. */
+function samples(values: readonly (number | null)[], what: string): string {
+  const missed = values.filter((v) => v === null).length;
+  return `${values.length} ${what}${missed === 0 ? '' : `, ${missed} not woken`}`;
+}
+
 function reportFigures(report: Report, section: Section, runs: Record<Side, SideRun>, suffix: string): void {
   const reference = 'reference: not paced';
   const seconds = (ms: number | null) => (ms === null || !Number.isFinite(ms) ? null : ms / 1000);
@@ -338,7 +344,7 @@ function reportFigures(report: Report, section: Section, runs: Record<Side, Side
         value: seconds(quantileOf(paced.dms, q)),
         unit: 's',
         reference: { name: reference, value: seconds(quantileOf(ref.dms, q)) },
-        note: q === 0.99 ? `${paced.dms.length} DMs (reference ${ref.dms.length})` : undefined,
+        note: q === 0.99 ? `${samples(paced.dms, 'DMs')} (reference ${samples(ref.dms, 'DMs')})` : undefined,
         ...(q === 0.99 ? { headline: `DM p99 during a fan-out${suffix}` } : {}),
       });
     }
@@ -347,7 +353,7 @@ function reportFigures(report: Report, section: Section, runs: Record<Side, Side
       value: seconds(quantileOf(paced.small, 0.99)),
       unit: 's',
       reference: { name: reference, value: seconds(quantileOf(ref.small, 0.99)) },
-      note: `${paced.small.length} messages (reference ${ref.small.length})`,
+      note: `${samples(paced.small, 'messages')} (reference ${samples(ref.small, 'messages')})`,
     });
     // Finished: devices ÷ time to the last wake; cut at the window: the wakes within it ÷ the window.
     const rate = (r: FanOutRun) => r.received / ((r.lastWakeMs ?? r.windowMs) / 1000);
