@@ -43,7 +43,11 @@ export interface ResultsFile {
   readonly sections?: readonly {
     readonly id: string;
     readonly measuredAt?: string;
-    readonly figures?: readonly { readonly name: string; readonly value: number | null }[];
+    readonly figures?: readonly {
+      readonly name: string;
+      readonly value: number | null;
+      readonly reference?: { readonly name: string; readonly value: number | null };
+    }[];
     readonly details?: Record<string, unknown>;
   }[];
 }
@@ -270,6 +274,41 @@ export function checkAgainstBench(results: ResultsFile | undefined, assumptions:
 }
 
 // ---------------------------------------------------------------------------------------------
+// DM latency, as the bench measured it
+
+export interface DmLatencyRow {
+  /** The engine and the moment: "dev server, idle", "real server, during a fan-out to 10,000 devices"… */
+  readonly what: string;
+  /** Seconds, with the bridge's pacing of server channels (ours) and without it (reference). */
+  readonly p50: { readonly paced: number | null; readonly reference: number | null };
+  readonly p99: { readonly paced: number | null; readonly reference: number | null };
+}
+
+/**
+ * A DM's message → wake latency from the `dm-latency` sections: not a cost the model
+ * scales, but what a deployment's callers can expect while channels fan out, next to the same
+ * run without the pacing.
+ */
+export function dmLatencyFromBench(results: ResultsFile | undefined): DmLatencyRow[] {
+  const rows: DmLatencyRow[] = [];
+  for (const [id, engine] of [
+    ['dm-latency', 'dev server'],
+    ['dm-latency-server', 'real server'],
+  ] as const) {
+    const figures = results?.sections?.find((s) => s.id === id)?.figures ?? [];
+    const moments = [...new Set(figures.map((f) => /^(.*): DM message → wake, p(50|99)$/.exec(f.name)?.[1]).filter((m) => m !== undefined))];
+    for (const moment of moments) {
+      const pair = (q: string) => {
+        const f = figures.find((x) => x.name === `${moment}: DM message → wake, ${q}`);
+        return { paced: f?.value ?? null, reference: f?.reference?.value ?? null };
+      };
+      rows.push({ what: `${engine}, ${moment}`, p50: pair('p50'), p99: pair('p99') });
+    }
+  }
+  return rows;
+}
+
+// ---------------------------------------------------------------------------------------------
 // The command
 
 const options: Record<
@@ -365,6 +404,7 @@ export function render(
   c: Capacity,
   sources: Record<string, string>,
   check: CheckRow[] | undefined,
+  dmLatency: readonly DmLatencyRow[] = [],
 ): string {
   const lines: string[] = [];
   const row = (what: string, value: string, note = '') => lines.push(`  ${what.padEnd(48)} ${value}${note ? `   (${note})` : ''}`);
@@ -421,6 +461,11 @@ export function render(
     `${n(c.nats.eventsPerSecond)} /s, ${n(c.nats.bytesPerSecond / 1024)} KiB/s`,
     `stream ${n(c.nats.streamGiB)} GiB over ${assumptions.streamMaxAgeDays} days`,
   );
+  if (dmLatency.length > 0) {
+    const s = (v: number | null) => (v === null ? '—' : `${n(v)} s`);
+    lines.push('', "A DM's message → wake (make bench, dm-latency): p50 / p99, paced (the bridge's default) vs not paced");
+    for (const r of dmLatency) row(r.what, `${s(r.p50.paced)} / ${s(r.p99.paced)}`, `not paced ${s(r.p50.reference)} / ${s(r.p99.reference)}`);
+  }
   lines.push('', 'measured costs from:');
   for (const [field, source] of Object.entries(sources)) lines.push(`  ${field.padEnd(30)} ${source}`);
   if (check !== undefined) {

@@ -5,7 +5,7 @@
  * fan-out and busy channel; `--help` lists the parameters.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { checkAgainstBench, measuredFrom, parseArgs, render, UsageError, type ResultsFile } from './capacity-inputs.js';
+import { checkAgainstBench, dmLatencyFromBench, measuredFrom, parseArgs, render, UsageError, type ResultsFile } from './capacity-inputs.js';
 import { capacity } from './capacity-model.js';
 
 function main(): void {
@@ -14,10 +14,11 @@ function main(): void {
   const { measured, sources } = measuredFrom(results);
   const c = capacity(workload, measured, assumptions);
   const checkRows = check ? checkAgainstBench(results, assumptions) : undefined;
+  const dmLatency = dmLatencyFromBench(results);
   process.stdout.write(
     json
-      ? JSON.stringify({ workload, assumptions, measured, sources, capacity: c, check: checkRows }, null, 2) + '\n'
-      : render(workload, assumptions, c, sources, checkRows) + '\n',
+      ? JSON.stringify({ workload, assumptions, measured, sources, capacity: c, check: checkRows, dmLatency }, null, 2) + '\n'
+      : render(workload, assumptions, c, sources, checkRows, dmLatency) + '\n',
   );
 }
 

@@ -18,6 +18,8 @@
  *                 drain, maintenance, sizes) — its million rows stay, so it runs last on its stack
  *   fan-out-server 1–3 again on a second stack whose Temporal is the real server (mTLS), and
  *                 both engines side by side
+ *   dm-latency    a DM's message → wake idle and during fan-outs, the bridge's pacing of
+ *                 server channels' signals on and off (dm-latency-server: on the real server)
  *
  * BENCH_SCALE=small for a quick run; BENCH_ONLY=<names> for a subset. Numbers depend on the
  * machine; they are recorded, never asserted. Everything started is stopped, also on failure.
@@ -27,6 +29,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { startDistributorTap, type DistributorTap } from './distributor-tap.js';
 import { measureBridgeSql } from './measure/bridge-sql.js';
 import { measureClaim } from './measure/claim.js';
+import { measureDmLatency } from './measure/dm-latency.js';
 import { measureDrainApi } from './measure/drain-api.js';
 import { compareEngines, measureFanOut } from './measure/fan-out.js';
 import { measureFanOutChurn } from './measure/fan-out-churn.js';
@@ -59,6 +62,7 @@ const measurements: readonly (readonly [MeasurementName, Measure])[] = [
   ['fcm-budget', (stack, report, settings) => measureFcmBudget(stack, report, settings)],
   ['fan-out', measureFanOut],
   ['fan-out-churn', measureFanOutChurn],
+  ['dm-latency', measureDmLatency],
   // Last: it loads a million registrations (and removes them again).
   ['sweep', (stack, report, settings) => measureMaintenanceSweep(stack, report, settings)],
   // Also loads (and removes) a million registrations.
@@ -117,6 +121,8 @@ const docsOrder: readonly string[] = [
   'fan-out-server',
   'engines',
   'fan-out-churn',
+  'dm-latency',
+  'dm-latency-server',
   'live-traffic',
   'bridge-sql',
   'drain-api',
@@ -129,6 +135,12 @@ const docsOrder: readonly string[] = [
   'scale',
   'scale-churn',
 ];
+
+/** Titles of the real server's sections, for a run that failed before writing them. */
+const serverSectionTitle = {
+  'fan-out-server': '1–3 on the real Temporal server: fan-out to a server channel',
+  'dm-latency-server': 'DM latency on the real Temporal server',
+} as const;
 
 async function main(): Promise<void> {
   const settings = loadBenchSettings();
@@ -178,7 +190,8 @@ async function main(): Promise<void> {
       }
       process.stdout.write(`  (${name}: ${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
     }
-    if (settings.only.has('fan-out-server') && !interrupted) {
+    const onServer = (['fan-out-server', 'dm-latency-server'] as const).filter((name) => settings.only.has(name));
+    if (onServer.length > 0 && !interrupted) {
       // A stack of its own (the first one stopped): the same fan-out on the real Temporal server.
       const started = Date.now();
       await stopBenchStack(stack);
@@ -192,19 +205,31 @@ async function main(): Promise<void> {
           environment = await describeEnvironment(stack);
           printEnvironment(environment);
         }
-        await measureFanOut(stack, report, settings, tap);
-        compareEngines(report);
+        for (const name of onServer) {
+          try {
+            if (name === 'fan-out-server') {
+              await measureFanOut(stack, report, settings, tap);
+              compareEngines(report);
+            } else await measureDmLatency(stack, report, settings, tap);
+          } catch (error) {
+            if (interrupted) break;
+            const section = report.sections.find((s) => s.id === name) ?? report.section(name, serverSectionTitle[name]);
+            const message = error instanceof Error ? error.message : String(error);
+            if (section.error === undefined) section.error = message;
+            process.stderr.write(`bench: ${name} failed: ${error instanceof Error ? (error.stack ?? message) : message}\n`);
+          }
+        }
       } catch (error) {
         if (!interrupted) {
-          const section =
-            report.sections.find((s) => s.id === 'fan-out-server') ??
-            report.section('fan-out-server', '1–3 on the real Temporal server: fan-out to a server channel');
           const message = error instanceof Error ? error.message : String(error);
-          if (section.error === undefined) section.error = message;
-          process.stderr.write(`bench: fan-out-server failed: ${error instanceof Error ? (error.stack ?? message) : message}\n`);
+          for (const name of onServer) {
+            const section = report.sections.find((s) => s.id === name) ?? report.section(name, serverSectionTitle[name]);
+            if (section.error === undefined) section.error = message;
+          }
+          process.stderr.write(`bench: the real server's stack failed: ${error instanceof Error ? (error.stack ?? message) : message}\n`);
         }
       }
-      process.stdout.write(`  (fan-out-server: ${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
+      process.stdout.write(`  (${onServer.join(', ')}: ${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
     }
   } finally {
     await stopAll();

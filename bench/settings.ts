@@ -18,6 +18,8 @@ export const measurementNames = [
   'outage-recovery',
   'scale',
   'fan-out-server',
+  'dm-latency',
+  'dm-latency-server',
 ] as const;
 export type MeasurementName = (typeof measurementNames)[number];
 
@@ -38,6 +40,15 @@ export interface BenchSettings {
     readonly concurrency: number;
     /** After the last message. */
     readonly deadlineMs: number;
+  };
+  /** DMs during fan-outs of these sizes, one every `dmEveryMs`, a small server's message every `smallEveryMs`; DMs on an idle stack first. */
+  readonly dmLatency: {
+    readonly sizes: readonly number[];
+    readonly idleDms: number;
+    readonly dmEveryMs: number;
+    readonly smallEveryMs: number;
+    /** A fan-out is measured until its last wake or this long, whichever comes first. */
+    readonly windowMs: (devices: number) => number;
   };
   readonly bridgeSql: { readonly recipients: number; readonly repeats: number };
   readonly drainApi: { readonly devices: number; readonly concurrency: number; readonly rounds: number; readonly channelsPerDevice: number };
@@ -83,6 +94,13 @@ const full: Omit<BenchSettings, 'only'> = {
   // Generous: the 10,000-device run is reported as it went, finished or not.
   fanOut: { sizes: [1_000, 10_000], deadlineMs: (devices) => Math.max(60_000, devices * 60) },
   fanOutChurn: { members: 1_000, churnShare: 0.2, messages: 5, messageEveryMs: 1_000, concurrency: 8, deadlineMs: 240_000 },
+  dmLatency: {
+    sizes: [1_000, 10_000],
+    idleDms: 20,
+    dmEveryMs: 500,
+    smallEveryMs: 5_000,
+    windowMs: (devices) => (devices > 1_000 ? 240_000 : 120_000),
+  },
   bridgeSql: { recipients: 10_000, repeats: 11 },
   drainApi: { devices: 500, concurrency: 32, rounds: 4, channelsPerDevice: 3 },
   liveTraffic: { durationMs: 5 * 60_000, busyDevices: 20, quietDevices: 5, quietEveryMs: 20_000, idleDevices: 5 },
@@ -110,6 +128,7 @@ const small: Omit<BenchSettings, 'only'> = {
   wakePath: { devices: 10 },
   fanOut: { sizes: [200, 1_000], deadlineMs: (devices) => Math.max(60_000, devices * 60) },
   fanOutChurn: { members: 200, churnShare: 0.2, messages: 5, messageEveryMs: 1_000, concurrency: 8, deadlineMs: 120_000 },
+  dmLatency: { sizes: [1_000], idleDms: 20, dmEveryMs: 500, smallEveryMs: 5_000, windowMs: () => 120_000 },
   bridgeSql: { recipients: 1_000, repeats: 3 },
   drainApi: { devices: 100, concurrency: 16, rounds: 2, channelsPerDevice: 3 },
   liveTraffic: { durationMs: 60_000, busyDevices: 5, quietDevices: 3, quietEveryMs: 20_000, idleDevices: 3 },

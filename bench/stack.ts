@@ -82,6 +82,8 @@ export interface BenchStack {
     readonly taskQueue: string;
     readonly apps: readonly AppName[];
     readonly sdkMetrics?: boolean;
+    /** Variables set on top of the stack's (a setting the measurement compares). */
+    readonly env?: Readonly<Record<string, string>>;
   }): Promise<RunningApps>;
 }
 
@@ -166,7 +168,7 @@ export async function startBenchStack(options: { readonly temporal?: TemporalEng
     temporal,
     nats,
     jwtSecret,
-    async startApps({ label, taskQueue, apps, sdkMetrics = false }) {
+    async startApps({ label, taskQueue, apps, sdkMetrics = false, env: extra = {} }) {
       const names = apps.map((app) => [app, `${label}-${app}`] as const);
       const appPorts: AppPorts = await freePorts(['api', 'workerMetrics', 'bridgeMetrics', 'workerSdkMetrics'] as const);
       const local = (port: number, path: string) => `http://127.0.0.1:${port}${path}`;
@@ -175,7 +177,7 @@ export async function startBenchStack(options: { readonly temporal?: TemporalEng
         worker: local(appPorts.workerMetrics, '/readyz'),
         bridge: local(appPorts.bridgeMetrics, '/readyz'),
       };
-      const env = appEnv(taskQueue, sdkMetrics, appPorts);
+      const env = { ...appEnv(taskQueue, sdkMetrics, appPorts), ...extra };
       for (const [app, name] of names) {
         startDaemon(benchDir, {
           name,

@@ -11,6 +11,10 @@ import type { Logger } from '../log.js';
 import { startConsumerLoop } from './consumer.js';
 import { createEventHandler, type RetryPolicy } from './handle-event.js';
 import { ensureIntake, type Intake, type IntakeOptions } from './intake.js';
+import { signal } from './signal-pending.js';
+import { SignalPacer } from './signal-pacer.js';
+import { watchPacer } from './metrics.js';
+import { workflowTaskWaiting } from '../../temporal/registration-workflows.js';
 
 export interface EventBridgeDeps {
   readonly nc: NatsConnection;
@@ -25,8 +29,13 @@ export interface EventBridgeOptions extends IntakeOptions {
   readonly maxInFlight?: number;
   /** Most events of one channel recorded in one transaction. */
   readonly maxBatch?: number;
-  /** Signals in flight at once for one event. */
+  /** Signals in flight at once for one event (and for all server channels' paced signals together). */
   readonly signalConcurrency?: number;
+  /**
+   * Server channels' signals are paced so that the workers' backlog stays near this delay (ms;
+   * signal-pacer.ts); a DM's signals never wait for it. Absent or 0: not paced.
+   */
+  readonly channelBacklogMs?: number;
   /** How long one pull request waits for events (and `stop()` at most for it). */
   readonly pullExpiresMs?: number;
   /** Redelivery delays of failed events. */
@@ -60,9 +69,19 @@ export async function startEventBridge(deps: EventBridgeDeps, options: EventBrid
   const startedAt = new Date();
   const intake = await ensureIntake(deps.nc, options);
   reportIntake(intake, options, deps.log);
+  const concurrency = options.signalConcurrency ?? 16;
+  const target = { client: deps.temporal, taskQueue: deps.taskQueue };
+  const pacer =
+    (options.channelBacklogMs ?? 0) > 0
+      ? new SignalPacer(
+          { send: (device) => signal(target, device), waiting: (device) => workflowTaskWaiting(deps.temporal, device) },
+          { targetDelayMs: options.channelBacklogMs!, concurrency },
+        )
+      : undefined;
+  const unwatch = pacer === undefined ? undefined : watchPacer(pacer);
   const handle = createEventHandler({
     pool: deps.pool,
-    signals: { client: deps.temporal, taskQueue: deps.taskQueue, concurrency: options.signalConcurrency ?? 16 },
+    signals: { ...target, concurrency, ...(pacer === undefined ? {} : { pacer }) },
     log: deps.log,
     subjectPrefix: intake.subjectPrefix,
     retry: options.retry ?? defaultRetry,
@@ -89,7 +108,16 @@ export async function startEventBridge(deps: EventBridgeDeps, options: EventBrid
     },
     deps.log,
   );
-  return { intake, stop: () => consumer.stop() };
+  return {
+    intake,
+    stop: async () => {
+      // Queued channel signals fail now rather than wait for the workers: their events are
+      // redelivered (to another replica) and re-signal the rows they created.
+      pacer?.stop();
+      await consumer.stop();
+      unwatch?.();
+    },
+  };
 }
 
 /** Says at start where the consumer starts, and whether the ledger outlives the stream's redeliveries. */

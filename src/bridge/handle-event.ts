@@ -102,7 +102,7 @@ async function recordAndSignal(deps: EventHandlerDeps, channelId: string, events
   const recorded = await recordChannelEvents(deps.pool, channelId, events);
   bridgeMetrics.pendingRows.inc({ change: 'created' }, recorded.rowsCreated);
   bridgeMetrics.pendingRows.inc({ change: 'updated' }, recorded.rowsUpdated);
-  const signalled = await signalRegistrations(deps.pool, deps.signals, recorded.registrationsToSignal);
+  const signalled = await signalRegistrations(deps.pool, deps.signals, recorded.registrationsToSignal, recorded.serverId);
   deps.log.debug({ channelId, messageIds: events.map((e) => e.messageId), records: recorded.records, signalled }, 'MESSAGE_CREATE events recorded');
   return recorded.records;
 }

@@ -27,7 +27,7 @@ export async function startBridge(config: BridgeConfig, log: Logger): Promise<Ru
   });
   const bridge = await startEventBridge(
     { nc, pool, temporal: temporal.client, taskQueue: config.temporal.taskQueue, log },
-    { startAt: config.bridgeStartAt },
+    { startAt: config.bridgeStartAt, channelBacklogMs: config.channelBacklogMs },
   );
   const ops = await startOpsServer(
     config.http.host,

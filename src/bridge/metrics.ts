@@ -1,6 +1,18 @@
 /** The bridge's Prometheus metrics, on the process registry (served at `/metrics`). */
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { registry } from '../metrics.js';
+import type { PacerView } from './signal-pacer.js';
+
+/** The pacers of this process's bridge replicas (one in production), read at each scrape. */
+const pacers = new Set<{ view(): PacerView }>();
+
+/** Shows `pacer` in the pacing gauges until the returned function is called. */
+export function watchPacer(pacer: { view(): PacerView }): () => void {
+  pacers.add(pacer);
+  return () => pacers.delete(pacer);
+}
+
+const sumOfPacers = (pick: (view: PacerView) => number) => [...pacers].reduce((sum, p) => sum + pick(p.view()), 0);
 
 export type EventOutcome = 'counted' | 'duplicate' | 'malformed' | 'unknown_channel' | 'failed';
 
@@ -45,5 +57,30 @@ export const bridgeMetrics = {
     name: 'push_bridge_events_in_flight',
     help: 'Events received and not yet acknowledged',
     registers: [registry],
+  }),
+  pacedSignals: new Gauge({
+    name: 'push_bridge_paced_signals',
+    help: "Server channels' signals waiting in the pacer for the workers' backlog to shrink",
+    registers: [registry],
+    collect() {
+      this.set(sumOfPacers((v) => v.queued));
+    },
+  }),
+  pacingWindow: new Gauge({
+    name: 'push_bridge_pacing_window',
+    help: "Server channels' signals the pacer lets be sent and not yet taken by a worker",
+    registers: [registry],
+    collect() {
+      this.set(sumOfPacers((v) => v.window));
+    },
+  }),
+  backlogDelay: new Gauge({
+    name: 'push_bridge_backlog_delay_seconds',
+    help: "The workers' backlog as the pacer last sampled it: a signalled workflow's wait for a worker",
+    registers: [registry],
+    collect() {
+      const delays = [...pacers].map((p) => p.view().lastDelayMs).filter((d) => d !== undefined);
+      this.set(delays.length === 0 ? 0 : Math.max(...delays) / 1000);
+    },
   }),
 };

@@ -44,6 +44,8 @@ export interface RecordedEvents {
   readonly registrationsToSignal: readonly string[];
   readonly rowsCreated: number;
   readonly rowsUpdated: number;
+  /** The channel's server; null for a DM (and for an unknown channel). */
+  readonly serverId: string | null;
 }
 
 /** `events` must all belong to `channelId`. */
@@ -53,7 +55,8 @@ export async function recordChannelEvents(pool: DatabasePool, channelId: string,
     // the compilation — paid again for every message — costs more than it saves (docs/benchmarks.md).
     await tx.query(sql.unsafe`SET LOCAL jit = off`);
     const channel = await tx.maybeOne(sql.type(channelRow)`SELECT id, server_id FROM channels WHERE id = ${channelId}`);
-    if (channel === null) return { records: events.map(() => 'unknown_channel' as const), registrationsToSignal: [], rowsCreated: 0, rowsUpdated: 0 };
+    if (channel === null)
+      return { records: events.map(() => 'unknown_channel' as const), registrationsToSignal: [], rowsCreated: 0, rowsUpdated: 0, serverId: null };
 
     const newIds = new Set(await claimInLedger(tx, events));
     const counted = new Set<string>();
@@ -68,7 +71,7 @@ export async function recordChannelEvents(pool: DatabasePool, channelId: string,
     const written = fresh.length > 0 ? await tx.one(pendingUpsert(channel, fresh)) : { created: [], updated: 0 };
     const owned = repeatedIds.length > 0 ? await rowsOwnedBy(tx, channel, repeatedIds) : [];
     const registrationsToSignal = [...new Set([...written.created, ...owned])];
-    return { records, registrationsToSignal, rowsCreated: written.created.length, rowsUpdated: written.updated };
+    return { records, registrationsToSignal, rowsCreated: written.created.length, rowsUpdated: written.updated, serverId: channel.server_id };
   });
 }
 

@@ -1,7 +1,8 @@
 /**
  * The bridge's signals: tells registration workflows that they have new pending rows: one signal-with-start per
  * device (a missing workflow is started), a bounded number at a time. The input carries ids
- * and the transport only — never a token, endpoint or key.
+ * and the transport only — never a token, endpoint or key. A DM's signals go out at once; a
+ * server channel's go through the pacer when there is one (signal-pacer.ts).
  */
 import type { Client } from '@temporalio/client';
 import { sql, type DatabasePool } from 'slonik';
@@ -10,6 +11,7 @@ import { signalPending } from '../../temporal/registration-workflows.js';
 import { transportNameSchema, type DeviceIdentity, type TransportName } from '../domain.js';
 import { settleAll } from '../concurrency.js';
 import { bridgeMetrics } from './metrics.js';
+import type { SignalPacer } from './signal-pacer.js';
 
 export interface DeviceToSignal extends DeviceIdentity {
   readonly transport: TransportName;
@@ -41,6 +43,8 @@ export interface SignalTarget {
   readonly concurrency: number;
   /** Registrations named by one read (default `namingChunk`); the next chunk is named while this one is signalled. */
   readonly namingChunk?: number;
+  /** Server channels' signals go through it; absent, they go out like a DM's. */
+  readonly pacer?: SignalPacer;
 }
 
 /** Registrations named by one read, unless the target says otherwise. */
@@ -61,8 +65,14 @@ export class SignalsFailedError extends Error {
  * Names and signals every registration's device, a chunk at a time, so that the first signals
  * leave after one small read rather than after naming the whole channel; throws
  * `SignalsFailedError` after trying all if any signal failed. Returns the devices signalled.
+ * `serverId`: the channel's server (null for a DM, whose signals are never paced).
  */
-export async function signalRegistrations(pool: DatabasePool, target: SignalTarget, registrationIds: readonly string[]): Promise<number> {
+export async function signalRegistrations(
+  pool: DatabasePool,
+  target: SignalTarget,
+  registrationIds: readonly string[],
+  serverId: string | null = null,
+): Promise<number> {
   const chunkSize = target.namingChunk ?? namingChunk;
   const name = (from: number) => {
     const named = devicesToSignal(pool, registrationIds.slice(from, from + chunkSize));
@@ -75,7 +85,10 @@ export async function signalRegistrations(pool: DatabasePool, target: SignalTarg
   for (let from = 0; from < registrationIds.length; from += chunkSize) {
     const chunk = await next;
     if (from + chunkSize < registrationIds.length) next = name(from + chunkSize);
-    const failed = await settleAll(chunk, target.concurrency, (device) => signal(target, device));
+    const failed =
+      serverId !== null && target.pacer !== undefined
+        ? await target.pacer.submit(serverId, chunk)
+        : await settleAll(chunk, target.concurrency, (device) => signal(target, device));
     bridgeMetrics.signals.inc({ result: 'sent' }, chunk.length - failed.length);
     bridgeMetrics.signals.inc({ result: 'failed' }, failed.length);
     failures.push(...failed);
@@ -85,6 +98,6 @@ export async function signalRegistrations(pool: DatabasePool, target: SignalTarg
   throw new SignalsFailedError(failures.length, devices, failures[0]);
 }
 
-async function signal(target: SignalTarget, device: DeviceToSignal): Promise<void> {
+export async function signal(target: Pick<SignalTarget, 'client' | 'taskQueue'>, device: DeviceToSignal): Promise<void> {
   await signalPending(target.client, target.taskQueue, { userId: device.userId, deviceId: device.deviceId }, device.transport);
 }

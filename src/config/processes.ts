@@ -9,7 +9,7 @@ import { apiFcmSection, workerFcmSection } from './sections/fcm.js';
 import { jwtSection } from './sections/jwt.js';
 import { apiListenSection, bridgeListenSection, workerListenSection } from './sections/listen.js';
 import { logSection } from './sections/log.js';
-import { bridgeStartSection, natsSection } from './sections/nats.js';
+import { bridgePacingSection, bridgeStartSection, natsSection } from './sections/nats.js';
 import { temporalSection } from './sections/temporal.js';
 import { unifiedPushSection } from './sections/unifiedpush.js';
 import { wakePolicySection } from './sections/wake-policy.js';
@@ -29,7 +29,7 @@ const api = [
   wakePolicySection,
 ] as const;
 const worker = [logSection, databaseSection, temporalSection, workerListenSection, workerFcmSection, unifiedPushSection, wakePolicySection] as const;
-const bridge = [logSection, databaseSection, temporalSection, natsSection, bridgeStartSection, bridgeListenSection] as const;
+const bridge = [logSection, databaseSection, temporalSection, natsSection, bridgeStartSection, bridgePacingSection, bridgeListenSection] as const;
 const migrate = [logSection, databaseSection] as const;
 // push-admin shows why a device's wakes wait and its FCM budget left: it reads the wake policy too.
 const admin = [logSection, databaseSection, temporalSection, wakePolicySection] as const;

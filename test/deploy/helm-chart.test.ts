@@ -230,6 +230,7 @@ describe('each process gets its own settings and secrets, and nothing of another
         'NATS_TLS_CERT_FILE',
         'NATS_TLS_KEY_FILE',
         'BRIDGE_START_AT',
+        'BRIDGE_CHANNEL_BACKLOG_MS',
       ]),
     );
     expect(sorted(Object.keys(v.migrate.env))).toEqual(['DATABASE_URL_FILE', 'LOG_LEVEL']);

@@ -245,6 +245,14 @@ describe('loadConfig', () => {
     expect(() => loadConfig('migrate', foreign)).not.toThrow();
   });
 
+  it('reads BRIDGE_CHANNEL_BACKLOG_MS (500 by default, 0 turns pacing off), and names it when it is not a number of ms', () => {
+    expect(loadConfig('bridge', base).channelBacklogMs).toBe(500);
+    expect(loadConfig('bridge', { ...base, BRIDGE_CHANNEL_BACKLOG_MS: '0' }).channelBacklogMs).toBe(0);
+    expect(failure({ ...base, BRIDGE_CHANNEL_BACKLOG_MS: '2s' }, 'bridge').message).toBe(
+      'config: BRIDGE_CHANNEL_BACKLOG_MS must be an integer from 0 to 60000 (got "2s")',
+    );
+  });
+
   it('reads BRIDGE_START_AT as an RFC 3339 instant, and names it when it is not one', () => {
     expect(loadConfig('bridge', base).bridgeStartAt).toBeUndefined();
     expect(loadConfig('bridge', { ...base, BRIDGE_START_AT: '2026-12-01T08:00:00+01:00' }).bridgeStartAt).toEqual(new Date('2026-12-01T07:00:00Z'));

@@ -258,6 +258,7 @@ files. Nothing another process reads.
 {{- if eq $c "bridge" }}
 {{- include "zippchat-push.envVar" (dict "name" "BRIDGE_METRICS_PORT" "value" $v.bridge.metricsPort) }}
 {{- include "zippchat-push.envVar" (dict "name" "BRIDGE_START_AT" "value" $v.bridge.startAt) }}
+{{- include "zippchat-push.envVar" (dict "name" "BRIDGE_CHANNEL_BACKLOG_MS" "value" $v.bridge.channelBacklogMs) }}
 {{- include "zippchat-push.envVar" (dict "name" "NATS_URL" "value" $v.nats.url) }}
 {{- include "zippchat-push.envVar" (dict "name" "NATS_USER" "value" $v.nats.user) }}
 {{- end }}

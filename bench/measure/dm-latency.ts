@@ -1,0 +1,375 @@
+/**
+ * A DM's message → wake latency while a server channel fans out, through
+ * the real processes (JetStream → bridge → worker → UnifiedPush → the fake distributor), with
+ * the bridge's pacing of server channels' signals (BRIDGE_CHANNEL_BACKLOG_MS, its default)
+ * against the same run without it (`0`): the reference.
+ *
+ * Per engine (the dev server: section `dm-latency`; the real Temporal server: `dm-latency-server`)
+ * and per side: DMs on an idle stack first, then for each size a message to a server channel
+ * of that many member devices, a DM every `dmEveryMs` to a callee of its own while it fans out,
+ * and a message to a 20-member server of its own every `smallEveryMs` (between servers). Each
+ * DM and each small server is fresh, so no interval holds a wake back; the clock of a message
+ * starts at its `created_at`, taken when it is published.
+ */
+import os from 'node:os';
+import { jetstream } from '@nats-io/jetstream';
+import { sql } from 'slonik';
+import type { DistributorMessage } from '../../simulator/distributor.js';
+import type { DistributorTap } from '../distributor-tap.js';
+import type { Report, Section } from '../report.js';
+import { devicesFor, insertRegistrations, messageEvent, nextIds, seedServer, seedUsers, type BenchDevice, type ServerWorld } from '../seed.js';
+import type { BenchSettings } from '../settings.js';
+import type { BenchStack, RunningApps, TemporalEngine } from '../stack.js';
+import { quantile, sleep } from '../stats.js';
+
+const sectionId: Readonly<Record<TemporalEngine, string>> = { 'dev-server': 'dm-latency', server: 'dm-latency-server' };
+const smallMembers = 20;
+/**
+ * The reference first: it acknowledges every event at once. A paced side stopped with signals
+ * still queued leaves its event unacknowledged, and a bridge after it on the same consumer would
+ * be handed it again and signal those devices on its own task queue.
+ */
+const sides = [
+  { id: 'reference', backlogMs: '0', name: 'not paced (BRIDGE_CHANNEL_BACKLOG_MS=0)' },
+  { id: 'paced', backlogMs: undefined, name: 'paced (BRIDGE_CHANNEL_BACKLOG_MS=500)' },
+] as const;
+type Side = (typeof sides)[number]['id'];
+
+interface Latencies {
+  /** ms, in publishing order; null: no wake by the end. */
+  readonly dms: (number | null)[];
+  readonly small: (number | null)[];
+}
+
+interface FanOutRun extends Latencies {
+  readonly devices: number;
+  /** Message → the fan-out's last wake, ms (null: not all within the measuring window). */
+  readonly lastWakeMs: number | null;
+  readonly windowMs: number;
+  readonly received: number;
+  readonly load: readonly [number, number];
+}
+
+interface SideRun {
+  readonly idle: Latencies & { readonly load: readonly [number, number] };
+  readonly fanOuts: FanOutRun[];
+}
+
+export async function measureDmLatency(stack: BenchStack, report: Report, settings: BenchSettings, tap: DistributorTap): Promise<void> {
+  const onServer = stack.engine === 'server';
+  const section = report.section(
+    sectionId[stack.engine],
+    `DM latency during a fan-out${onServer ? ' on the real Temporal server' : ''}: pacing server channels' signals`,
+    onServer ? 'dm-latency-server' : 'dm-latency',
+  );
+  const { idleDms, dmEveryMs, smallEveryMs } = settings.dmLatency;
+  section.setup.push(
+    `${onServer ? 'On the real Temporal server (PostgreSQL persistence, mTLS; the stack of `fan-out-server`). ' : 'On the Temporal dev server. '}` +
+      `The bridge and worker processes as in production (dist/src/bin), once with the bridge's pacing of server channels' signals at its default (**ours**, BRIDGE_CHANNEL_BACKLOG_MS=500) and once without it (**reference**, BRIDGE_CHANNEL_BACKLOG_MS=0: today's signals, all at once), each side on a task queue and worlds of its own. ` +
+      `Idle: ${idleDms} DMs one after another on a quiet stack. Then for each size a message to a server channel of that many member devices (UnifiedPush, workflows not yet started, as in 1–3); while it fans out a DM every ${dmEveryMs} ms, each to a callee of its own (a fresh device: no interval holds it back), and a message every ${smallEveryMs / 1000} s to a ${smallMembers}-member server of its own (between servers). ` +
+      `A fan-out is measured until its last wake or for at most ${settings.dmLatency.windowMs(settings.dmLatency.sizes.at(-1)!) / 1000} s (the largest size; wakes per second are then those within the window). ` +
+      `Latency: the message's \`created_at\` (taken when it is published) → its wake at the fake distributor; for a small server, → the last of its ${smallMembers} wakes. Only the DMs and small-server messages published before the fan-out's last wake count. p99 of a few dozen samples is close to their maximum.`,
+  );
+  const runs = {} as Record<Side, SideRun>;
+  for (const side of sides) {
+    process.stdout.write(`  ${side.name}:\n`);
+    runs[side.id] = await runSide(stack, tap, settings, side);
+  }
+  section.details.runs = runs;
+  const loads = [
+    runs.paced.idle.load,
+    runs.reference.idle.load,
+    ...runs.paced.fanOuts.map((r) => r.load),
+    ...runs.reference.fanOuts.map((r) => r.load),
+  ];
+  section.details.loadAverage = { min: Math.min(...loads.flat()), max: Math.max(...loads.flat()) };
+  reportFigures(report, section, runs, onServer ? ' (real server)' : '');
+}
+
+async function runSide(stack: BenchStack, tap: DistributorTap, settings: BenchSettings, side: (typeof sides)[number]): Promise<SideRun> {
+  const { sizes, idleDms, dmEveryMs, smallEveryMs } = settings.dmLatency;
+  const fanOutDeadline = settings.dmLatency.windowMs;
+  // Every world of this side before its processes start: seeding is not measured.
+  const caller = (await seedUsers(stack.pool, 1))[0]!;
+  const idleCallees = await seedCallees(stack, tap, caller, idleDms + 3);
+  const worlds: { big: ServerWorld; callees: Callee[]; smalls: ServerWorld[] }[] = [];
+  for (const size of sizes) {
+    const duration = fanOutDeadline(size);
+    const big = await seedServer(stack.pool, { members: size, channels: 1, distributor: tap.distributor });
+    await insertRegistrations(stack.pool, big.devices);
+    const callees = await seedCallees(stack, tap, caller, Math.ceil(duration / dmEveryMs));
+    const smalls: ServerWorld[] = [];
+    for (let i = 0; i < Math.ceil(duration / smallEveryMs); i++) {
+      const small = await seedServer(stack.pool, { members: smallMembers, channels: 1, distributor: tap.distributor });
+      await insertRegistrations(stack.pool, small.devices);
+      smalls.push(small);
+    }
+    worlds.push({ big, callees, smalls });
+  }
+  let apps: RunningApps | undefined;
+  try {
+    apps = await stack.startApps({
+      label: `dm-${side.id}`,
+      taskQueue: `bench-dm-${side.id}`,
+      apps: ['worker', 'bridge'],
+      ...(side.backlogMs === undefined ? {} : { env: { BRIDGE_CHANNEL_BACKLOG_MS: side.backlogMs } }),
+    });
+    const watch = watchWakes(tap);
+    try {
+      // Warm-up, not counted: first activations load code and open connections.
+      for (const callee of idleCallees.slice(0, 3)) await dmAndWait(stack, watch, caller, callee);
+      const idleLoad = os.loadavg()[0]!;
+      const dms: (number | null)[] = [];
+      for (const callee of idleCallees.slice(3)) {
+        dms.push(await dmAndWait(stack, watch, caller, callee));
+        await sleep(200);
+      }
+      const idle = { dms, small: [], load: [idleLoad, os.loadavg()[0]!] as const };
+      process.stdout.write(`    idle: DM p50 ${show(quantileOf(dms, 0.5))}, p99 ${show(quantileOf(dms, 0.99))}\n`);
+      const fanOuts: FanOutRun[] = [];
+      for (const world of worlds) {
+        const run = await fanOutWithDms(stack, watch, caller, world, {
+          dmEveryMs,
+          smallEveryMs,
+          deadlineMs: fanOutDeadline(world.big.devices.length),
+        });
+        process.stdout.write(
+          `    ${world.big.devices.length} devices: last wake ${show(run.lastWakeMs)}; DM p50 ${show(quantileOf(run.dms, 0.5))}, p99 ${show(quantileOf(run.dms, 0.99))} (${run.dms.length} DMs); ${smallMembers}-member server p99 ${show(quantileOf(run.small, 0.99))}\n`,
+        );
+        fanOuts.push(run);
+      }
+      return { idle, fanOuts };
+    } finally {
+      tap.listen(undefined);
+    }
+  } finally {
+    await apps?.stop();
+  }
+}
+
+interface Callee {
+  readonly device: BenchDevice;
+  readonly channelId: string;
+}
+
+/** Users with one device each, and a DM channel between each and `caller`. */
+async function seedCallees(stack: BenchStack, tap: DistributorTap, caller: string, count: number): Promise<Callee[]> {
+  const devices = devicesFor(await seedUsers(stack.pool, count), tap.distributor);
+  await insertRegistrations(stack.pool, devices);
+  const channelIds = nextIds(count);
+  const channels = sql.array(channelIds, 'int8');
+  await stack.pool.query(sql.unsafe`INSERT INTO channels (id, server_id, type) SELECT id, NULL, 'dm' FROM unnest(${channels}) AS id`);
+  await stack.pool.query(sql.unsafe`
+    INSERT INTO channel_members (channel_id, user_id)
+    SELECT c, u FROM unnest(${channels}, ${sql.array(
+      devices.map((d) => d.userId),
+      'int8',
+    )}) AS t(c, u)
+    UNION ALL SELECT c, ${caller}::int8 FROM unnest(${channels}) AS c`);
+  return devices.map((device, i) => ({ device, channelId: channelIds[i]! }));
+}
+
+/** Arrival times (ms since epoch) by endpoint, first wake only. */
+interface Watch {
+  readonly arrivals: Map<string, number>;
+  /** First wakes so far of the endpoints `which` selects (kept up to date as they arrive). */
+  count(which: (endpoint: string) => boolean): number;
+}
+
+function watchWakes(tap: DistributorTap): Watch {
+  const arrivals = new Map<string, number>();
+  const counters: { which: (endpoint: string) => boolean; n: number }[] = [];
+  tap.listen((message: DistributorMessage) => {
+    if (arrivals.has(message.endpoint)) return;
+    arrivals.set(message.endpoint, Date.now());
+    for (const c of counters) if (c.which(message.endpoint)) c.n++;
+  });
+  return {
+    arrivals,
+    count(which) {
+      let counter = counters.find((c) => c.which === which);
+      if (counter === undefined) {
+        counter = { which, n: [...arrivals.keys()].filter(which).length };
+        counters.push(counter);
+      }
+      return counter.n;
+    },
+  };
+}
+
+/**
+ * Publishes a message; resolves with its `created_at` once JetStream has it. A publish is
+ * retried (the same `msgID`: JetStream keeps one) when the busy machine delays its answer.
+ */
+async function publish(stack: BenchStack, channelId: string, authorId: string): Promise<number> {
+  const message = messageEvent(channelId, authorId);
+  const at = Date.parse((JSON.parse(message.body) as { created_at: string }).created_at);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await jetstream(stack.nats).publish(`channel.${channelId}.MESSAGE_CREATE`, message.body, { msgID: `message-${message.id}`, timeout: 15_000 });
+      return at;
+    } catch (error) {
+      if (attempt === 3) throw error;
+    }
+  }
+}
+
+async function dmAndWait(stack: BenchStack, watch: Watch, caller: string, callee: Callee): Promise<number | null> {
+  const at = await publish(stack, callee.channelId, caller);
+  const deadline = Date.now() + 30_000;
+  while (!watch.arrivals.has(callee.device.endpoint) && Date.now() < deadline) await sleep(5);
+  const woken = watch.arrivals.get(callee.device.endpoint);
+  return woken === undefined ? null : woken - at;
+}
+
+async function fanOutWithDms(
+  stack: BenchStack,
+  watch: Watch,
+  caller: string,
+  world: { big: ServerWorld; callees: Callee[]; smalls: ServerWorld[] },
+  timing: { dmEveryMs: number; smallEveryMs: number; deadlineMs: number },
+): Promise<FanOutRun> {
+  const loadBefore = os.loadavg()[0]!;
+  const endpoints = world.big.devices.map((d) => d.endpoint);
+  const big = new Set(endpoints);
+  const isBig = (endpoint: string) => big.has(endpoint);
+  const bigWoken = () => watch.count(isBig);
+  const started = await publish(stack, world.big.channelIds[0]!, world.big.ownerId);
+  const dmsSent: { callee: Callee; at: number }[] = [];
+  const smallsSent: { server: ServerWorld; at: number }[] = [];
+  const publishing: Promise<unknown>[] = [];
+  // Published alongside, not awaited in turn: a slow answer from JetStream must not space the DMs out.
+  const send = (channelId: string, authorId: string, record: (at: number) => void) => {
+    const message = publish(stack, channelId, authorId).then(record);
+    message.catch(() => undefined); // awaited with the others after the loop; not an unhandled rejection meanwhile
+    publishing.push(message);
+  };
+  let lastWakeMs: number | null = null;
+  let dmsCalled = 0;
+  let smallsCalled = 0;
+  let nextDm = started + timing.dmEveryMs;
+  let nextSmall = started + timing.smallEveryMs;
+  let shown = Date.now();
+  while (Date.now() < started + timing.deadlineMs) {
+    const woken = bigWoken();
+    if (woken === endpoints.length) {
+      lastWakeMs = Math.max(...endpoints.map((e) => watch.arrivals.get(e)!)) - started;
+      break;
+    }
+    const now = Date.now();
+    if (now >= nextDm && dmsCalled < world.callees.length) {
+      const callee = world.callees[dmsCalled++]!;
+      send(callee.channelId, caller, (at) => dmsSent.push({ callee, at }));
+      nextDm += timing.dmEveryMs;
+    }
+    if (now >= nextSmall && smallsCalled < world.smalls.length) {
+      const server = world.smalls[smallsCalled++]!;
+      send(server.channelIds[0]!, server.ownerId, (at) => smallsSent.push({ server, at }));
+      nextSmall += timing.smallEveryMs;
+    }
+    if (now - shown >= 30_000) {
+      shown = now;
+      process.stdout.write(`      [${Math.round((now - started) / 1000)} s: ${woken} wakes]\n`);
+    }
+    await sleep(10);
+  }
+  const receivedInWindow = bigWoken();
+  await Promise.all(publishing);
+  const end = lastWakeMs === null ? Date.now() : started + lastWakeMs;
+  // What was sent during the fan-out, given time to arrive.
+  const during = dmsSent.filter((d) => d.at <= end);
+  const smallDuring = smallsSent.filter((s) => s.at <= end);
+  const settle = Date.now() + 30_000;
+  const allIn = () =>
+    during.every((d) => watch.arrivals.has(d.callee.device.endpoint)) &&
+    smallDuring.every((s) => s.server.devices.every((d) => watch.arrivals.has(d.endpoint)));
+  while (!allIn() && Date.now() < settle) await sleep(50);
+  const dms = during.map((d) => {
+    const woken = watch.arrivals.get(d.callee.device.endpoint);
+    return woken === undefined ? null : woken - d.at;
+  });
+  const small = smallDuring.map((s) => {
+    const times = s.server.devices.map((d) => watch.arrivals.get(d.endpoint));
+    return times.some((t) => t === undefined) ? null : Math.max(...(times as number[])) - s.at;
+  });
+  return {
+    devices: endpoints.length,
+    lastWakeMs,
+    windowMs: timing.deadlineMs,
+    received: lastWakeMs === null ? receivedInWindow : endpoints.length,
+    dms,
+    small,
+    load: [loadBefore, os.loadavg()[0]!],
+  };
+}
+
+/** A quantile of the latencies; a missing wake counts as infinitely late. */
+function quantileOf(values: readonly (number | null)[], q: number): number | null {
+  if (values.length === 0) return null;
+  return quantile(
+    values.map((v) => v ?? Number.POSITIVE_INFINITY),
+    q,
+  );
+}
+
+function show(ms: number | null): string {
+  return ms === null ? '—' : `${Math.round(ms)} ms`;
+}
+
+/** "479 DMs", or "479 DMs, 351 not woken" — a quantile past the woken ones is not measured. */
+function samples(values: readonly (number | null)[], what: string): string {
+  const missed = values.filter((v) => v === null).length;
+  return `${values.length} ${what}${missed === 0 ? '' : `, ${missed} not woken`}`;
+}
+
+function reportFigures(report: Report, section: Section, runs: Record<Side, SideRun>, suffix: string): void {
+  const reference = 'reference: not paced';
+  const seconds = (ms: number | null) => (ms === null || !Number.isFinite(ms) ? null : ms / 1000);
+  for (const q of [0.5, 0.99] as const) {
+    const label = q === 0.5 ? 'p50' : 'p99';
+    report.figure(section, {
+      name: `idle: DM message → wake, ${label}`,
+      value: seconds(quantileOf(runs.paced.idle.dms, q)),
+      unit: 's',
+      reference: { name: reference, value: seconds(quantileOf(runs.reference.idle.dms, q)) },
+    });
+  }
+  runs.paced.fanOuts.forEach((paced, i) => {
+    const ref = runs.reference.fanOuts[i]!;
+    const n = paced.devices.toLocaleString('en-US');
+    for (const q of [0.5, 0.99] as const) {
+      const label = q === 0.5 ? 'p50' : 'p99';
+      report.figure(section, {
+        name: `during a fan-out to ${n} devices: DM message → wake, ${label}`,
+        value: seconds(quantileOf(paced.dms, q)),
+        unit: 's',
+        reference: { name: reference, value: seconds(quantileOf(ref.dms, q)) },
+        note: q === 0.99 ? `${samples(paced.dms, 'DMs')} (reference ${samples(ref.dms, 'DMs')})` : undefined,
+        ...(q === 0.99 ? { headline: `DM p99 during a fan-out${suffix}` } : {}),
+      });
+    }
+    report.figure(section, {
+      name: `during a fan-out to ${n} devices: a ${smallMembers}-member server's message → its last wake, p99`,
+      value: seconds(quantileOf(paced.small, 0.99)),
+      unit: 's',
+      reference: { name: reference, value: seconds(quantileOf(ref.small, 0.99)) },
+      note: `${samples(paced.small, 'messages')} (reference ${samples(ref.small, 'messages')})`,
+    });
+    // Finished: devices ÷ time to the last wake; cut at the window: the wakes within it ÷ the window.
+    const rate = (r: FanOutRun) => r.received / ((r.lastWakeMs ?? r.windowMs) / 1000);
+    const cut = (r: FanOutRun, who: string) =>
+      r.lastWakeMs === null ? [`${who}: ${r.received} of ${r.devices} in the ${r.windowMs / 1000} s window`] : [];
+    const cuts = [...cut(paced, 'ours'), ...cut(ref, 'reference')];
+    report.figure(section, {
+      name: `fan-out to ${n} devices: wakes per second`,
+      value: rate(paced),
+      unit: '/s',
+      reference: { name: reference, value: rate(ref) },
+      ...(cuts.length === 0 ? {} : { note: cuts.join('; ') }),
+    });
+  });
+  const load = section.details.loadAverage as { min: number; max: number };
+  section.setup.push(
+    `The machine's load average (1 min) while this ran: ${load.min.toFixed(1)} to ${load.max.toFixed(1)} on ${os.cpus().length} cores.`,
+  );
+}
