@@ -425,7 +425,7 @@ interface Deferral {
 }
 
 /** The deferral of a transport's `retry`. */
-export function retryDeferral(outcome: Extract<WakeOutcome, { kind: 'retry' }>, backoffCount: number, capMs: number): Deferral {
+function retryDeferral(outcome: Extract<WakeOutcome, { kind: 'retry' }>, backoffCount: number, capMs: number): Deferral {
   const cause: BackoffCause =
     outcome.outage !== undefined || outcome.cause === 'outage' ? 'outage' : outcome.cause === 'rate-limited' ? 'rate_limited' : 'failing';
   return {

@@ -23,6 +23,7 @@ import type { Client } from '@temporalio/client';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { misconfiguredOrigin } from '../../activities/registration.js';
+import { settleAll } from '../concurrency.js';
 import { signalPending } from '../../temporal/registration-workflows.js';
 import type { DatabasePool } from '../db/pool.js';
 import type { Logger } from '../log.js';
@@ -150,15 +151,10 @@ export function startTransportHealth(options: TransportHealthOptions): Transport
 
   async function signalHeld(rows: readonly HeldRow[]): Promise<number> {
     const due = rows.filter((r) => r.has_pending);
-    let failed = 0;
-    for (let i = 0; i < due.length; i += 16) {
-      const results = await Promise.allSettled(
-        due
-          .slice(i, i + 16)
-          .map((r) => signalPending(options.temporal, options.taskQueue, { userId: r.user_id, deviceId: r.device_id }, r.transport)),
-      );
-      failed += results.filter((r) => r.status === 'rejected').length;
-    }
+    const failures = await settleAll(due, 16, (r) =>
+      signalPending(options.temporal, options.taskQueue, { userId: r.user_id, deviceId: r.device_id }, r.transport),
+    );
+    const failed = failures.length;
     // Their back-off is cleared in PostgreSQL: a device that missed its signal still wakes at
     // its workflow's own timer, at the latest the back-off it had.
     if (failed > 0) log.warn({ failed }, 'could not signal some devices after clearing their back-off');
