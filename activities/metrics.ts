@@ -4,8 +4,8 @@ import { registry } from '../src/metrics.js';
 
 export const wakes = new Counter({
   name: 'push_wakes_total',
-  help: 'Wakes attempted, by transport, priority and outcome (delivered, dead, transient, rate-limited, outage-deferred, config-error).',
-  labelNames: ['transport', 'priority', 'outcome'] as const,
+  help: 'Wakes attempted, by transport, priority, outcome (delivered, dead, misconfigured, deferred) and, for a deferred wake, its cause (failing, rate_limited, outage).',
+  labelNames: ['transport', 'priority', 'outcome', 'cause'] as const,
   registers: [registry],
 });
 

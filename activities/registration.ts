@@ -13,7 +13,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../src/db/pool.js';
 import type { Logger } from '../src/log.js';
-import type { RegistrationForSend, WakeOutcome, WakeSender } from '../src/transports/types.js';
+import type { DeferralCause, DeliveryOutcome, RegistrationForSend, WakeSender } from '../src/transports/types.js';
 import {
   budgeted,
   gateOf,
@@ -35,10 +35,10 @@ export const maxConsecutiveFailures = 10;
  * Back-off bases: the n-th back-off in a row waits base × 2ⁿ, capped at the re-wake interval
  * (a Retry-After asks for at least its own delay, and a rate limit's is honoured exactly).
  */
-export const backoffBaseMs = { failed: 10_000, 'rate-limited': 60_000, outage: 30_000 } as const;
+export const backoffBaseMs: Readonly<Record<DeferralCause, number>> = { failing: 10_000, rate_limited: 60_000, outage: 30_000 };
 
 /**
- * A `config-error` (our configuration cannot send to the transport) releases the claim with a
+ * A `misconfigured` wake (our configuration cannot send to the transport) releases the claim with a
  * back-off that starts here and doubles up to `misconfiguredMaxMs`: a device waiting for the
  * operator costs a bounded number of history events a day (and its run continues as new after
  * enough claims), never a retry loop that grows one run without end. A worker that starts with
@@ -116,13 +116,19 @@ export interface SendInput {
   readonly messageAt?: number;
 }
 
+/**
+ * The wake's `DeliveryOutcome` (src/transports/types.ts) as the activity recorded it, plus
+ * `gone`: the registration was deleted (or re-registered with another token) meanwhile. A
+ * `misconfigured` or `deferred` wake released its claim with a back-off: the claim refuses
+ * until `until` (workflow time, ms). A failing send whose origin is in outage is recorded as
+ * cause `outage`.
+ */
 export type SendResult =
-  | { readonly outcome: 'delivered' | 'gone' }
-  | { readonly outcome: 'dead'; readonly reason: string }
-  /** Not delivered; the claim is released and refuses until `until` (workflow time, ms). */
-  | { readonly outcome: 'deferred'; readonly reason: string; readonly until: number }
-  /** Only in histories of an earlier plan, kept so they replay: a config error now fails the activity, so it is retried, never consumed. */
-  | { readonly outcome: 'config-error'; readonly reason: string };
+  | { readonly kind: 'delivered' }
+  | { readonly kind: 'dead'; readonly reason: string }
+  | { readonly kind: 'misconfigured'; readonly reason: string; readonly until: number }
+  | { readonly kind: 'deferred'; readonly cause: DeferralCause; readonly reason: string; readonly until: number }
+  | { readonly kind: 'gone' };
 
 const claimRow = z.object({
   id: z.string(),
@@ -291,7 +297,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
     const now = input.now ?? Date.now();
     const row = await pool.maybeOne(sql.type(sendRow)`
       SELECT id, transport, token, up_p256dh, up_auth, failures, backoff_count FROM push_registrations WHERE id = ${input.registrationId}`);
-    if (row === null) return { outcome: 'gone' };
+    if (row === null) return { kind: 'gone' };
     const registration: RegistrationForSend = {
       id: row.id,
       userId: input.userId,
@@ -305,7 +311,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
     // Cancelled (its attempt timed out, the worker shuts down): Temporal runs the next attempt
     // or none; this one writes nothing, so that two attempts never record at once.
     if (signal?.aborted === true) throw new CancelledFailure('send cancelled: nothing recorded');
-    wakes.inc({ transport: registration.transport, priority: input.priority, outcome: outcomeLabel(outcome) });
+    wakes.inc({ transport: registration.transport, priority: input.priority, outcome: outcome.kind, cause: causeOf(outcome) ?? '' });
     const ids = { registrationId: row.id, userId: input.userId, deviceId: input.deviceId, transport: row.transport };
     switch (outcome.kind) {
       case 'delivered':
@@ -313,16 +319,16 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
         // retry it and send the wake a second time.
         if (input.messageAt !== undefined) messageToWake.observe({ priority: input.priority }, Math.max(0, Date.now() - input.messageAt) / 1000);
         if (row.failures > 0 || row.backoff_count > 0) await resetFailures(registration, ids);
-        return { outcome: 'delivered' };
+        return { kind: 'delivered' };
       case 'dead':
         await deleteIfUnchanged(registration);
         prunes.inc({ reason: 'dead_token' });
         log.info({ ...ids, reason: outcome.reason }, 'registration pruned: the transport says the token is dead');
-        return { outcome: 'dead', reason: outcome.reason };
-      case 'config-error':
+        return { kind: 'dead', reason: outcome.reason };
+      case 'misconfigured':
         return misconfigured(registration, ids, outcome.reason, row.backoff_count, now);
-      case 'retry':
-        return deferWake(registration, ids, retryDeferral(outcome, row.backoff_count, rewakeAfterMs), now);
+      case 'deferred':
+        return deferWake(registration, ids, deferralOf(outcome, row.backoff_count, rewakeAfterMs, now), now);
     }
   }
 
@@ -348,22 +354,21 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
                               ELSE fcm_budget_tat END
       WHERE id = ${registration.id} AND token = ${registration.token}
       RETURNING failures`);
-    if (failures === null) return { outcome: 'gone' };
+    if (failures === null) return { kind: 'gone' };
     if (deferral.cause === 'rate_limited') rateLimitBackoffs.inc({ transport: registration.transport });
     if (failures >= maxConsecutiveFailures) {
       await deleteIfUnchanged(registration);
-      prunes.inc({ reason: 'transient_failures' });
+      prunes.inc({ reason: 'failing' });
       log.info({ ...ids, failures, reason: deferral.reason }, 'registration pruned: too many consecutive failures of its endpoint');
-      return { outcome: 'dead', reason: `${failures} consecutive failures of the endpoint (last: ${deferral.reason})` };
+      return { kind: 'dead', reason: `${failures} consecutive failures of the endpoint (last: ${deferral.reason})` };
     }
-    if (deferral.cause !== 'misconfigured') {
-      const level = deferral.cause === 'outage' ? 'debug' : 'info';
-      log[level](
-        { ...ids, cause: deferral.cause, counted: deferral.counts, failures, reason: deferral.reason, until: new Date(until).toISOString() },
-        'wake not delivered; backing off',
-      );
-    }
-    return { outcome: 'deferred', reason: deferral.reason, until };
+    if (deferral.cause === 'misconfigured') return { kind: 'misconfigured', reason: deferral.reason, until };
+    const level = deferral.cause === 'outage' ? 'debug' : 'info';
+    log[level](
+      { ...ids, cause: deferral.cause, counted: deferral.counts, failures, reason: deferral.reason, until: new Date(until).toISOString() },
+      'wake not delivered; backing off',
+    );
+    return { kind: 'deferred', cause: deferral.cause, reason: deferral.reason, until };
   }
 
   /**
@@ -424,16 +429,22 @@ interface Deferral {
   readonly origin?: string;
 }
 
-/** The deferral of a transport's `retry`. */
-function retryDeferral(outcome: Extract<WakeOutcome, { kind: 'retry' }>, backoffCount: number, capMs: number): Deferral {
-  const cause: BackoffCause =
-    outcome.outage !== undefined || outcome.cause === 'outage' ? 'outage' : outcome.cause === 'rate-limited' ? 'rate_limited' : 'failing';
+type Deferred = Extract<DeliveryOutcome, { kind: 'deferred' }>;
+
+/** The cause a deferred wake is recorded with: a failing send whose origin is in outage is the outage's. */
+function causeOf(outcome: DeliveryOutcome): DeferralCause | undefined {
+  if (outcome.kind !== 'deferred') return undefined;
+  return outcome.origin !== undefined ? 'outage' : outcome.cause;
+}
+
+/** How a deferred wake is recorded. */
+function deferralOf(outcome: Deferred, backoffCount: number, capMs: number, now: number): Deferral {
   return {
     reason: outcome.reason,
-    cause,
-    delayMs: backoffDelayMs(outcome, backoffCount, capMs),
+    cause: causeOf(outcome)!,
+    delayMs: backoffDelayMs(outcome, backoffCount, capMs, now),
     counts: outcome.counts,
-    ...(outcome.outage === undefined ? {} : { origin: outcome.outage }),
+    ...(outcome.origin === undefined ? {} : { origin: outcome.origin }),
   };
 }
 
@@ -446,14 +457,14 @@ function cancellationSignal(): AbortSignal | undefined {
   }
 }
 
-/** The wait before the next attempt (see `backoffBaseMs`). */
-export function backoffDelayMs(outcome: Extract<WakeOutcome, { kind: 'retry' }>, backoffCount: number, capMs: number): number {
+/**
+ * The wait before the next attempt (see `backoffBaseMs`, by the provider's cause: a failing
+ * send in an outage grows as a failing one). The provider's `until` is honoured exactly for a
+ * rate limit, as a floor otherwise.
+ */
+export function backoffDelayMs(outcome: Pick<Deferred, 'cause' | 'until'>, backoffCount: number, capMs: number, now: number): number {
+  const asked = outcome.until === undefined ? undefined : Math.max(0, outcome.until - now);
+  if (outcome.cause === 'rate_limited' && asked !== undefined) return asked;
   const growing = Math.min(capMs, backoffBaseMs[outcome.cause] * 2 ** Math.min(backoffCount, 20));
-  if (outcome.cause === 'rate-limited' && outcome.retryAfterMs !== undefined) return outcome.retryAfterMs;
-  return Math.max(outcome.retryAfterMs ?? 0, growing);
-}
-
-function outcomeLabel(outcome: WakeOutcome): string {
-  if (outcome.kind !== 'retry') return outcome.kind;
-  return outcome.cause === 'failed' ? 'transient' : outcome.cause === 'rate-limited' ? 'rate-limited' : 'outage-deferred';
+  return Math.max(asked ?? 0, growing);
 }

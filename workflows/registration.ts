@@ -34,6 +34,7 @@ import { PushTransport } from '../temporal/names.js';
 import { DeviceState, type NextCheck } from './device-state.js';
 import { drainedSignal, pendingSignal, registeredSignal, stateQuery, stopSignal, type RegistrationWorkflowInput } from './registration-messages.js';
 import type { TransportName } from '../src/domain.js';
+import { sendResultOf, type EarlierSendResult } from './send-result.js';
 import { sendAttemptTimeoutMs } from './send-time-limit.js';
 
 export * from './registration-messages.js';
@@ -48,8 +49,9 @@ const claimRetry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterv
 /**
  * What still fails the send activity: unexpected errors (PostgreSQL down). A wake the provider
  * did not take, or our configuration could not send, is not a failure of the activity: it
- * returns `deferred` and the claim refuses until its back-off is over. (Workers before that
- * failed it with `TransportMisconfigured`; such a retry ends in `deferred` on today's worker.)
+ * returns `deferred` or `misconfigured`, and the claim refuses until its back-off is over.
+ * (Workers before that failed it with `TransportMisconfigured`; such a retry ends in
+ * `misconfigured` on today's worker.)
  */
 const sendRetry = { initialInterval: '10s', backoffCoefficient: 2, maximumInterval: '10m' } as const;
 
@@ -138,7 +140,7 @@ export async function registrationWorkflow(input: RegistrationWorkflowInput): Pr
       state.onClaimed(now);
     }
     setCurrentDetails(state.details(Date.now()));
-    const sent: SendResult = await sends.sendWake({
+    const recorded: SendResult | EarlierSendResult = await sends.sendWake({
       registrationId: claim.registrationId,
       userId,
       deviceId,
@@ -146,13 +148,14 @@ export async function registrationWorkflow(input: RegistrationWorkflowInput): Pr
       now: Date.now(),
       ...(claim.status === 'claimed' && claim.messageAt !== undefined ? { messageAt: claim.messageAt } : {}),
     });
+    const sent = sendResultOf(recorded);
     // A dead token was deleted with its registration: the next look finds it gone and ends.
-    if (sent.outcome === 'dead' || sent.outcome === 'gone') state.onStop();
+    if (sent?.kind === 'dead' || sent?.kind === 'gone') state.onStop();
     // Not delivered: the claim was released with a back-off; look again when it is over.
-    else if (sent.outcome === 'deferred') state.onDeferred(sent.until, sent.reason);
+    else if (sent?.kind === 'deferred' || sent?.kind === 'misconfigured') state.onDeferred(sent.until, sent.reason);
     // Sent minutes after its claim (our configuration was fixed meanwhile): a wake of now,
     // else the next look would take it for a re-wake already due.
-    else if (sent.outcome === 'delivered') state.onDelivered(Date.now());
+    else if (sent?.kind === 'delivered') state.onDelivered(Date.now());
   }
 }
 

@@ -7,7 +7,7 @@
 import { settleAll } from '../../src/concurrency.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log.js';
-import { createTransports } from '../../src/transports/index.js';
+import { createSenders } from '../../src/transports/index.js';
 import { serveParent } from './ipc.js';
 
 export interface FloorRegistration {
@@ -29,7 +29,7 @@ const config = loadConfig('worker', {
   PUSH_UP_ALLOW_PRIVATE: 'true',
   PUSH_UP_ALLOW_HTTP: 'true',
 });
-const transports = createTransports(config, createLogger({ level: 'silent', name: 'floor' }));
+const transports = createSenders(config, createLogger({ level: 'silent', name: 'floor' }));
 
 serveParent({
   async send(params) {

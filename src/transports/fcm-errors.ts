@@ -14,19 +14,19 @@ import { z } from 'zod';
 export type FcmVerdict =
   /** `guarded`: only prune while the prune breaker is closed. */
   | { readonly kind: 'dead'; readonly reason: string; readonly guarded: boolean }
-  | { readonly kind: 'transient'; readonly reason: string }
+  | { readonly kind: 'failing'; readonly reason: string }
   /** A quota answer: back off (at least `minRetryMs`), never count it against the device. */
-  | { readonly kind: 'rate-limited'; readonly reason: string; readonly minRetryMs: number }
-  | { readonly kind: 'config-error'; readonly reason: string }
+  | { readonly kind: 'rate_limited'; readonly reason: string; readonly minRetryMs: number }
+  | { readonly kind: 'misconfigured'; readonly reason: string }
   /** Our OAuth token was refused: fetch a new one and send once more. */
   | { readonly kind: 'refresh-token'; readonly reason: string };
 
 type Rule =
   | { readonly kind: 'dead'; readonly guarded: boolean }
   | { readonly kind: 'dead-if-about-token' }
-  | { readonly kind: 'transient' }
-  | { readonly kind: 'rate-limited' }
-  | { readonly kind: 'config-error' }
+  | { readonly kind: 'failing' }
+  | { readonly kind: 'rate_limited' }
+  | { readonly kind: 'misconfigured' }
   | { readonly kind: 'refresh-token' };
 
 /** FCM asks for at least a minute of back-off after a quota answer. */
@@ -46,28 +46,28 @@ const rules: Readonly<Record<string, Rule>> = {
   SENDER_ID_MISMATCH: { kind: 'dead', guarded: true },
   // 429: the project's or this device's quota is used up: back off ≥ 1 min, honour
   // Retry-After; a rate limit, never a failure of the device (never counted, never pruned).
-  QUOTA_EXCEEDED: { kind: 'rate-limited' },
+  QUOTA_EXCEEDED: { kind: 'rate_limited' },
   // 503 / 500: FCM is overloaded or failed; retry with back-off, honour Retry-After. Counted
   // against the device only while FCM delivers to other tokens (the outage detector).
-  UNAVAILABLE: { kind: 'transient' },
-  INTERNAL: { kind: 'transient' },
+  UNAVAILABLE: { kind: 'failing' },
+  INTERNAL: { kind: 'failing' },
   // 400/500 with no further information: nothing says the token is dead.
-  UNSPECIFIED_ERROR: { kind: 'transient' },
+  UNSPECIFIED_ERROR: { kind: 'failing' },
   // 401: APNs or web-push credentials of the Firebase project are rejected: the operator's to fix.
-  THIRD_PARTY_AUTH_ERROR: { kind: 'config-error' },
+  THIRD_PARTY_AUTH_ERROR: { kind: 'misconfigured' },
 
   // ---- error.status (google.rpc.Code), when no FcmError detail came ----
   // 401: our OAuth access token expired or was revoked early: refresh it once.
   UNAUTHENTICATED: { kind: 'refresh-token' },
   // 403: the service account may not send for this project (role missing, API disabled).
-  PERMISSION_DENIED: { kind: 'config-error' },
+  PERMISSION_DENIED: { kind: 'misconfigured' },
   // 404 without UNREGISTERED: the project or the URL is wrong, not the token.
-  NOT_FOUND: { kind: 'config-error' },
+  NOT_FOUND: { kind: 'misconfigured' },
   // 429 in its generic spelling.
-  RESOURCE_EXHAUSTED: { kind: 'rate-limited' },
+  RESOURCE_EXHAUSTED: { kind: 'rate_limited' },
   // 504 / 409: the request did not complete; trying again is safe (a duplicate wake collapses).
-  DEADLINE_EXCEEDED: { kind: 'transient' },
-  ABORTED: { kind: 'transient' },
+  DEADLINE_EXCEEDED: { kind: 'failing' },
+  ABORTED: { kind: 'failing' },
 };
 
 /** Classifies a non-2xx answer of `messages:send` from its HTTP status and parsed JSON body. */
@@ -83,11 +83,11 @@ export function classifyFcmError(httpStatus: number, body: unknown): FcmVerdict 
     case 'dead-if-about-token':
       return error?.aboutToken === true
         ? { kind: 'dead', reason: `${reason} (registration token)`, guarded: true }
-        : { kind: 'config-error', reason: `${reason} (not about the token: our request is wrong)` };
+        : { kind: 'misconfigured', reason: `${reason} (not about the token: our request is wrong)` };
     case 'dead':
       return { kind: 'dead', reason, guarded: rule.guarded };
-    case 'rate-limited':
-      return { kind: 'rate-limited', reason, minRetryMs: quotaBackoffMs };
+    case 'rate_limited':
+      return { kind: 'rate_limited', reason, minRetryMs: quotaBackoffMs };
     default:
       return { kind: rule.kind, reason };
   }
@@ -96,10 +96,10 @@ export function classifyFcmError(httpStatus: number, body: unknown): FcmVerdict 
 /** When the body names nothing we know (an HTML error page, a proxy): go by HTTP status. */
 function ruleForHttpStatus(status: number): Rule {
   if (status === 401) return { kind: 'refresh-token' };
-  if (status === 429) return { kind: 'rate-limited' };
-  if (status >= 500 || status === 408) return { kind: 'transient' };
+  if (status === 429) return { kind: 'rate_limited' };
+  if (status >= 500 || status === 408) return { kind: 'failing' };
   // Any other 4xx: our request is wrong; never a reason to delete a registration.
-  return { kind: 'config-error' };
+  return { kind: 'misconfigured' };
 }
 
 const detailSchema = z

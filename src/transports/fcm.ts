@@ -14,7 +14,7 @@ import type { PruneBreaker } from './breaker.js';
 import { prunesWithheld } from './metrics.js';
 import { parseRetryAfter } from './retry-after.js';
 import { describeFailure, postWithDeadline, type PostAnswer } from './safe-http.js';
-import { type RegistrationForSend, type SendOutcome, type PushSender, wakePayload } from './types.js';
+import { type RegistrationForSend, type ProviderAnswer, type PushSender, wakePayload } from './types.js';
 import type { WakePriority } from '../domain.js';
 
 export interface FcmOptions {
@@ -51,7 +51,7 @@ export function createFcmSender(options: FcmOptions): PushSender {
     priority: WakePriority,
     retriedAfter401: boolean,
     signal: AbortSignal | undefined,
-  ): Promise<SendOutcome> {
+  ): Promise<ProviderAnswer> {
     let bearer: string;
     try {
       // The token request is shared by every send waiting for it: a cancelled send stops
@@ -74,34 +74,35 @@ export function createFcmSender(options: FcmOptions): PushSender {
     } catch (error) {
       if (signal?.aborted === true) return cancelled;
       // No answer from Google: our network or FCM as a whole, never the token's doing.
-      return { kind: 'transient', reason: `FCM ${describeFailure(error).reason}`, blame: 'network' };
+      return { kind: 'deferred', cause: 'failing', reason: `FCM ${describeFailure(error).reason}`, blame: 'network' };
     }
     if (answer.status >= 200 && answer.status < 300) return { kind: 'delivered' };
     const verdict = classifyFcmError(answer.status, parseJson(answer.body));
     if (verdict.kind !== 'refresh-token') return outcomeOf(verdict, answer, registration.id);
     options.tokens.invalidate(bearer);
     if (!retriedAfter401) return send(registration, priority, true, signal);
-    return { kind: 'config-error', reason: `${verdict.reason}: a fresh OAuth token was refused too` };
+    return { kind: 'misconfigured', reason: `${verdict.reason}: a fresh OAuth token was refused too` };
   }
 
-  function outcomeOf(verdict: Exclude<FcmVerdict, { kind: 'refresh-token' }>, answer: PostAnswer, registrationId: string): SendOutcome {
+  function outcomeOf(verdict: Exclude<FcmVerdict, { kind: 'refresh-token' }>, answer: PostAnswer, registrationId: string): ProviderAnswer {
     switch (verdict.kind) {
       case 'dead':
         if (!verdict.guarded || options.breaker.record(registrationId)) return { kind: 'dead', reason: verdict.reason };
         prunesWithheld.inc();
-        return { kind: 'config-error', reason: `${verdict.reason}; not pruned: the prune breaker is open` };
-      case 'transient': {
+        return { kind: 'misconfigured', reason: `${verdict.reason}; not pruned: the prune breaker is open` };
+      case 'failing': {
         const retryAfterMs = parseRetryAfter(answer.headers['retry-after'], now());
         const after = retryAfterMs === undefined ? {} : { retryAfterMs };
-        return { kind: 'transient', reason: verdict.reason, blame: 'endpoint', ...after };
+        return { kind: 'deferred', cause: 'failing', reason: verdict.reason, blame: 'endpoint', ...after };
       }
-      case 'rate-limited':
+      case 'rate_limited':
         return {
-          kind: 'rate-limited',
+          kind: 'deferred',
+          cause: 'rate_limited',
           reason: verdict.reason,
           retryAfterMs: Math.max(parseRetryAfter(answer.headers['retry-after'], now()) ?? 0, verdict.minRetryMs),
         };
-      case 'config-error':
+      case 'misconfigured':
         return verdict;
     }
   }
@@ -116,7 +117,7 @@ export function createFcmSender(options: FcmOptions): PushSender {
 }
 
 /** What a cancelled send returns (its caller, the cancelled activity, records nothing). */
-const cancelled: SendOutcome = { kind: 'transient', reason: 'FCM send cancelled', blame: 'internal' };
+const cancelled: ProviderAnswer = { kind: 'deferred', cause: 'failing', reason: 'FCM send cancelled', blame: 'internal' };
 
 /** `promise`, or a rejection as soon as `signal` aborts. */
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
@@ -129,11 +130,11 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): 
   });
 }
 
-/** No token: refused credentials or none at all (config), or a token endpoint that could not answer (transient). */
-function tokenFailure(error: unknown): SendOutcome {
+/** No token: refused credentials or none at all (misconfigured), or a token endpoint that could not answer (failing). */
+function tokenFailure(error: unknown): ProviderAnswer {
   const failure = tokenFetchError(error);
-  if (failure.permanent) return { kind: 'config-error', reason: `FCM credentials refused: ${failure.reason}` };
-  return { kind: 'transient', reason: `OAuth ${failure.reason}`, blame: 'token-endpoint' };
+  if (failure.permanent) return { kind: 'misconfigured', reason: `FCM credentials refused: ${failure.reason}` };
+  return { kind: 'deferred', cause: 'failing', reason: `OAuth ${failure.reason}`, blame: 'token-endpoint' };
 }
 
 function parseJson(body: Buffer): unknown {

@@ -1,6 +1,6 @@
 /**
  * The transports of one worker process, built once at start from the configuration:
- * FCM (disabled, answering `config-error`, when there are no credentials) and UnifiedPush,
+ * FCM (disabled, answering `misconfigured`, when there are no credentials) and UnifiedPush,
  * behind the outage detector. The send activity calls `send`, which picks the transport of the
  * registration, holds the wake back while its origin is in outage (but for a probe now and
  * then), and judges a failure: the endpoint's own (counted toward the ten) or not.
@@ -26,12 +26,12 @@ import {
 import { requestDeadlineMs } from '../../workflows/send-time-limit.js';
 import { createOriginLabeler, type OriginLabeler } from './origin-label.js';
 import { createGuardedAgent, type Resolve } from './safe-http.js';
-import type { RegistrationForSend, PushSender, WakeOutcome, WakeSender } from './types.js';
+import type { DeliveryOutcome, RegistrationForSend, PushSender, WakeSender } from './types.js';
 import { createUnifiedPushSender } from './unifiedpush.js';
 import { createVapidSigner } from './vapid.js';
 import type { TransportName, WakePriority } from '../domain.js';
 
-export type { RegistrationForSend, SendOutcome, PushSender, WakeOutcome, WakeSender } from './types.js';
+export type { DeferralCause, DeliveryOutcome, RegistrationForSend, WakeSender } from './types.js';
 
 export interface TransportOptions {
   /** Total time for one UnifiedPush request (10 s: an attacker-chosen endpoint must not hold a send). */
@@ -56,15 +56,13 @@ export interface TransportOptions {
   readonly originTagSecret?: string;
 }
 
+/** What the worker uses: `send` (behind the outage detector) and `close`, and what watches them. */
 export interface Transports extends WakeSender {
-  readonly fcm: PushSender;
   /** FCM's access tokens (undefined while FCM is disabled); the worker calls `keepFresh` at start. */
   readonly fcmTokens: AccessTokens | undefined;
-  readonly unifiedpush: PushSender;
   readonly detector: OutageDetector;
   /** The transports this worker can send with (FCM only with credentials). */
   readonly configured: readonly TransportName[];
-  forRegistration(registration: RegistrationForSend): PushSender;
   /** How an origin is named in logs and metrics: well-known ones by name, others by tag (origin-label.ts). */
   readonly originLabel: OriginLabeler;
   /** Called when an origin's outage ends (the worker wakes the devices it deferred). */
@@ -85,8 +83,19 @@ export const defaults = {
 /** What the transports read of the worker's configuration. */
 export type TransportConfig = Pick<WorkerConfig, 'fcm' | 'unifiedPush'>;
 
-export function createTransports(config: TransportConfig, log: Logger, options: TransportOptions = {}): Transports {
-  const transportLog = log.child({ component: 'transports' });
+/**
+ * The raw senders of one process, one per provider, and what they hold: what `createTransports`
+ * puts behind the outage detector. Their answers are not judged yet (`ProviderAnswer`): only
+ * src/transports, its tests and the benchmark's floor call them directly.
+ */
+export interface Senders {
+  readonly fcm: PushSender;
+  readonly unifiedpush: PushSender;
+  readonly fcmTokens: AccessTokens | undefined;
+  close(): Promise<void>;
+}
+
+export function createSenders(config: TransportConfig, log: Logger, options: TransportOptions = {}): Senders {
   const upDeadline = options.unifiedPushDeadlineMs ?? defaults.unifiedPushDeadlineMs;
   const upAgent = createGuardedAgent({ allowPrivate: config.unifiedPush.allowPrivate, timeoutMs: upDeadline, resolve: options.resolve });
   const fcmAgent = new Agent({ connect: { timeout: options.fcmDeadlineMs ?? defaults.fcmDeadlineMs } });
@@ -99,8 +108,21 @@ export function createTransports(config: TransportConfig, log: Logger, options: 
     vapid: vapid === undefined ? undefined : createVapidSigner(vapid, { now: options.now }),
     now: options.now,
   });
-  const { sender: fcm, tokens: fcmTokens } = createFcm(config, transportLog, fcmAgent, options);
-  const observed = { fcm: observe(fcm, transportLog), unifiedpush: observe(unifiedpush, transportLog) };
+  const { sender: fcm, tokens: fcmTokens } = createFcm(config, log, fcmAgent, options);
+  return {
+    fcm: observe(fcm, log),
+    unifiedpush: observe(unifiedpush, log),
+    fcmTokens,
+    async close() {
+      fcmTokens?.close();
+      await Promise.all([upAgent.close(), fcmAgent.close()]);
+    },
+  };
+}
+
+export function createTransports(config: TransportConfig, log: Logger, options: TransportOptions = {}): Transports {
+  const transportLog = log.child({ component: 'transports' });
+  const senders = createSenders(config, transportLog, options);
   const outageEndListeners: Array<(key: OriginKey) => void> = [];
   const originLabel = createOriginLabeler(options.originTagSecret ?? randomBytes(32).toString('base64url'));
   const detector = createOutageDetector({
@@ -127,22 +149,17 @@ export function createTransports(config: TransportConfig, log: Logger, options: 
   const keys = originKeys(config);
   let latest = -Infinity;
   return {
-    ...observed,
-    fcmTokens,
+    fcmTokens: senders.fcmTokens,
     detector,
     configured: keys.fcm === undefined ? ['unifiedpush'] : ['unifiedpush', 'fcm'],
     originLabel,
-    forRegistration: (registration) => observed[registration.transport],
     send: (registration, priority, now, signal) => {
       latest = Math.max(latest, now);
-      return judgedSend(observed[registration.transport], detector, keys, { registration, priority, now, signal });
+      return judgedSend(senders[registration.transport], detector, keys, { registration, priority, now, signal });
     },
     onOutageEnd: (listener) => void outageEndListeners.push(listener),
     clock: () => Math.max(Date.now(), latest),
-    async close() {
-      fcmTokens?.close();
-      await Promise.all([upAgent.close(), fcmAgent.close()]);
-    },
+    close: () => senders.close(),
   };
 }
 
@@ -174,7 +191,7 @@ async function judgedSend(
   detector: OutageDetector,
   keys: OriginKeys,
   wake: { registration: RegistrationForSend; priority: WakePriority; now: number; signal: AbortSignal | undefined },
-): Promise<WakeOutcome> {
+): Promise<DeliveryOutcome> {
   const { registration, priority, now, signal } = wake;
   const isFcm = registration.transport === 'fcm';
   const main = isFcm ? keys.fcm?.send : unifiedPushKey(registration.token);
@@ -182,46 +199,38 @@ async function judgedSend(
   const blocked = watched.find((key) => !detector.admit(key, registration.id, now));
   if (blocked !== undefined) {
     outageDeferrals.inc({ transport: registration.transport });
-    const retryAfterMs = detector.retryAfterHint(blocked, now);
-    return {
-      kind: 'retry',
-      reason: `${parseOriginKey(blocked).provider} outage: held back`,
-      cause: 'outage',
-      counts: false,
-      outage: blocked,
-      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-    };
+    const reason = `${parseOriginKey(blocked).provider} outage: held back`;
+    return { kind: 'deferred', cause: 'outage', reason, counts: false, origin: blocked, ...until(now, detector.retryAfterHint(blocked, now)) };
   }
-  const outcome = await transport.send(registration, priority, signal);
+  const answer = await transport.send(registration, priority, signal);
   // Cut short by its activity's cancellation: the answer (if any) was never read; it says
   // nothing about the origin, and the activity records nothing.
-  if (signal?.aborted === true) return { kind: 'retry', reason: 'send cancelled', cause: 'failed', counts: false };
-  switch (outcome.kind) {
+  if (signal?.aborted === true) return { kind: 'deferred', cause: 'failing', reason: 'send cancelled', counts: false };
+  switch (answer.kind) {
     case 'delivered':
       for (const key of watched) detector.record(key, registration.id, true, now);
-      return outcome;
+      return answer;
     case 'dead':
-    case 'config-error':
-      return outcome;
-    case 'rate-limited':
-      // A rate limit is the registration's own back-off, honoured exactly: a UnifiedPush 429 is
-      // one endpoint's (the spec: per endpoint), FCM's QUOTA_EXCEEDED one device's message
-      // rate. It is no failure of the origin and never holds back another device's wake. (A
-      // project-wide FCM quota answers every device alike: each backs off on its own, ≥ 60 s.)
-      return { kind: 'retry', reason: outcome.reason, cause: 'rate-limited', counts: false, ...retryAfter(outcome.retryAfterMs) };
-    case 'transient': {
-      const key = outcome.blame === 'token-endpoint' ? keys.fcm?.oauth : main;
-      if (key === undefined || outcome.blame === 'internal') {
-        sendFailures.inc({ transport: registration.transport, counted: 'no' });
-        return { kind: 'retry', reason: outcome.reason, cause: 'failed', counts: false, ...retryAfter(outcome.retryAfterMs) };
-      }
-      detector.record(key, registration.id, false, now, outcome.retryAfterMs, failureSignature(outcome.reason));
-      const counts = detector.counts(key, registration.id, outcome.blame, now);
-      sendFailures.inc({ transport: registration.transport, counted: counts ? 'yes' : 'no' });
-      const outage = detector.inOutage(key) ? { outage: key } : {};
-      return { kind: 'retry', reason: outcome.reason, cause: 'failed', counts, ...retryAfter(outcome.retryAfterMs), ...outage };
-    }
+    case 'misconfigured':
+      return answer;
   }
+  if (answer.cause === 'rate_limited') {
+    // A rate limit is the registration's own back-off, honoured exactly: a UnifiedPush 429 is
+    // one endpoint's (the spec: per endpoint), FCM's QUOTA_EXCEEDED one device's message
+    // rate. It is no failure of the origin and never holds back another device's wake. (A
+    // project-wide FCM quota answers every device alike: each backs off on its own, ≥ 60 s.)
+    return { kind: 'deferred', cause: 'rate_limited', reason: answer.reason, counts: false, ...until(now, answer.retryAfterMs) };
+  }
+  const key = answer.blame === 'token-endpoint' ? keys.fcm?.oauth : main;
+  const failing = { kind: 'deferred', cause: 'failing', reason: answer.reason, ...until(now, answer.retryAfterMs) } as const;
+  if (key === undefined || answer.blame === 'internal') {
+    sendFailures.inc({ transport: registration.transport, counted: 'no' });
+    return { ...failing, counts: false };
+  }
+  detector.record(key, registration.id, false, now, answer.retryAfterMs, failureSignature(answer.reason));
+  const counts = detector.counts(key, registration.id, answer.blame, now);
+  sendFailures.inc({ transport: registration.transport, counted: counts ? 'yes' : 'no' });
+  return { ...failing, counts, ...(detector.inOutage(key) ? { origin: key } : {}) };
 }
 
 /**
@@ -233,8 +242,9 @@ export function failureSignature(reason: string): string {
   return /^UnifiedPush 40[13]$/.test(reason) ? 'UnifiedPush 401/403' : reason;
 }
 
-function retryAfter(ms: number | undefined): { retryAfterMs?: number } {
-  return ms === undefined ? {} : { retryAfterMs: ms };
+/** The provider's Retry-After, if it gave one, as a time on the workflow's clock. */
+function until(now: number, retryAfterMs: number | undefined): { until?: number } {
+  return retryAfterMs === undefined ? {} : { until: now + retryAfterMs };
 }
 
 /** At most this many origins are named on the gauge; more would make its labels unbounded. */
@@ -259,7 +269,7 @@ function createFcm(
     log.info('FCM disabled');
     const sender: PushSender = {
       name: 'fcm',
-      send: async () => ({ kind: 'config-error', reason: 'FCM disabled: no FCM credential source on this worker' }),
+      send: async () => ({ kind: 'misconfigured', reason: 'FCM disabled: no FCM credential source on this worker' }),
     };
     return { sender, tokens: undefined };
   }
@@ -298,10 +308,10 @@ function createFcm(
       name: 'fcm',
       // Every send counts toward the volume the breaker's threshold follows, and tells it whose
       // registration an answer is about (the sender records answers by registration).
-      async send(registration, priority) {
+      async send(registration, priority, signal) {
         const done = breaker.sending(registration);
         try {
-          return await sender.send(registration, priority);
+          return await sender.send(registration, priority, signal);
         } finally {
           done();
         }

@@ -19,7 +19,7 @@ export interface RegistrationForSend {
 }
 
 /**
- * Whose failure a transient outcome may be (docs/transports.md, "Whose failure is it"):
+ * Whose failure a `failing` answer may be (docs/transports.md, "Whose failure is it"):
  * - `endpoint`: the endpoint's server answered, about this endpoint or token (a UnifiedPush
  *   5xx, FCM's 503 for this token);
  * - `network`: no answer at all (timeout, refused, reset, DNS, TLS) — the endpoint, or our
@@ -30,48 +30,72 @@ export interface RegistrationForSend {
  */
 export type FailureBlame = 'endpoint' | 'network' | 'token-endpoint' | 'internal';
 
-export type SendOutcome =
+/**
+ * Why a wake was not delivered yet (the `cause` of a `deferred` outcome): the endpoint failed
+ * (`failing`), the provider asked us to wait (`rate_limited`), or the origin is in outage and
+ * the wake was held back unsent (`outage`). The registration's back-off records it
+ * (`push_registrations.backoff_cause`, in the same words).
+ */
+export type DeferralCause = 'failing' | 'rate_limited' | 'outage';
+
+/**
+ * What a provider's answer means, as a raw sender classifies it: the outcomes of
+ * `DeliveryOutcome` before the outage detector judged them. A failure says whose it may be
+ * (`blame`); a wait the provider asked for is relative (`retryAfterMs`): a raw sender has no
+ * workflow clock. Inside src/transports only.
+ */
+export type ProviderAnswer =
   /** The provider accepted the wake (any 2xx). */
   | { readonly kind: 'delivered' }
   /** The token or endpoint will never work again: delete the registration. */
   | { readonly kind: 'dead'; readonly reason: string }
-  /** Try again later; `retryAfterMs` when the provider said how long to wait. */
-  | { readonly kind: 'transient'; readonly reason: string; readonly blame: FailureBlame; readonly retryAfterMs?: number }
+  /** Our side is wrong (no FCM credentials, credentials refused, breaker open): neither the
+   *  device's fault nor fixed by retrying soon. */
+  | { readonly kind: 'misconfigured'; readonly reason: string }
+  | {
+      readonly kind: 'deferred';
+      readonly cause: 'failing';
+      readonly reason: string;
+      readonly blame: FailureBlame;
+      readonly retryAfterMs?: number;
+    }
   /** The provider rate-limits this endpoint (UnifiedPush 429, FCM QUOTA_EXCEEDED): a back-off, never a failure. */
-  | { readonly kind: 'rate-limited'; readonly reason: string; readonly retryAfterMs?: number }
-  /** Our side is misconfigured (no FCM credentials, rejected credentials, breaker open):
-   *  neither the device's fault nor fixed by retrying soon. */
-  | { readonly kind: 'config-error'; readonly reason: string };
+  | { readonly kind: 'deferred'; readonly cause: 'rate_limited'; readonly reason: string; readonly retryAfterMs?: number };
 
-/** Sends wakes through one transport (FCM or UnifiedPush). */
+/** Sends wakes through one provider (FCM or UnifiedPush); inside src/transports only. */
 export interface PushSender {
   readonly name: TransportName;
-  /** `signal` aborts the request(s) in flight (the send activity was cancelled); the outcome then means nothing. */
-  send(registration: RegistrationForSend, priority: WakePriority, signal?: AbortSignal): Promise<SendOutcome>;
+  /** `signal` aborts the request(s) in flight (the send activity was cancelled); the answer then means nothing. */
+  send(registration: RegistrationForSend, priority: WakePriority, signal?: AbortSignal): Promise<ProviderAnswer>;
 }
 
 /** The constant wake: it names nobody and nothing, and its size never varies. */
 export const wakePayload = '{"v":"1","t":"wake"}';
 
 /**
- * What the send activity gets for one wake: the transport's outcome judged by the outage
- * detector (transports/index.ts). `retry` is every wake that did not go through and may later:
- * `cause` says whether it was sent and failed, was rate-limited, or was held back unsent
- * because its origin is in outage; `counts` whether the failure counts toward the ten of
- * docs/design.md, Pruning; `outage` names the origin (`<provider> <origin>`) when it is in outage, so that
- * the outage's end wakes the device. Reasons are fixed texts (no token, no URL).
+ * The fate of one wake, in the words used from the transports to the workflow and on the
+ * metrics (`push_wakes_total{outcome,cause}`): `delivered`, `dead` (the registration is
+ * deleted), `misconfigured` (our side cannot send it), or `deferred` (not delivered yet; the
+ * claim is released with a back-off until `until`). The send activity adds only `gone` (the
+ * registration was deleted meanwhile): activities/registration.ts `SendResult`.
+ *
+ * Here, as the transports judge it (the outage detector in index.ts): `until` is the provider's
+ * Retry-After on the workflow's clock, when it gave one; `counts` says whether the failure
+ * counts toward the ten of docs/design.md, Pruning; `origin` names the origin
+ * (`<provider> <origin>`) in outage, whose end wakes the device. Reasons are fixed texts
+ * (no token, no URL).
  */
-export type WakeOutcome =
+export type DeliveryOutcome =
   | { readonly kind: 'delivered' }
   | { readonly kind: 'dead'; readonly reason: string }
-  | { readonly kind: 'config-error'; readonly reason: string }
+  | { readonly kind: 'misconfigured'; readonly reason: string }
   | {
-      readonly kind: 'retry';
+      readonly kind: 'deferred';
+      readonly cause: DeferralCause;
       readonly reason: string;
-      readonly cause: 'failed' | 'rate-limited' | 'outage';
-      readonly retryAfterMs?: number;
+      readonly until?: number;
       readonly counts: boolean;
-      readonly outage?: string;
+      readonly origin?: string;
     };
 
 export interface WakeSender {
@@ -79,5 +103,5 @@ export interface WakeSender {
    * Sends one wake, `now` being the workflow's time (the detector's clock). Never throws.
    * `signal`: the send activity's cancellation; it aborts the requests in flight.
    */
-  send(registration: RegistrationForSend, priority: WakePriority, now: number, signal?: AbortSignal): Promise<WakeOutcome>;
+  send(registration: RegistrationForSend, priority: WakePriority, now: number, signal?: AbortSignal): Promise<DeliveryOutcome>;
 }

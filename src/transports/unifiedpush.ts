@@ -13,7 +13,7 @@ import type { Dispatcher } from 'undici';
 import { parseRetryAfter } from './retry-after.js';
 import { encryptForReceiver, InvalidReceiverKeysError } from './rfc8291.js';
 import { describeFailure, postWithDeadline } from './safe-http.js';
-import { type RegistrationForSend, type SendOutcome, type PushSender, wakePayload } from './types.js';
+import { type RegistrationForSend, type ProviderAnswer, type PushSender, wakePayload } from './types.js';
 import type { VapidSigner } from './vapid.js';
 import type { WakePriority } from '../domain.js';
 import { parseEndpointUrl } from './endpoint-url.js';
@@ -58,14 +58,14 @@ export function createUnifiedPushSender(options: UnifiedPushOptions): PushSender
       } catch (error) {
         const failure = describeFailure(error);
         // An IP literal the policy refuses can never become acceptable; a name may resolve
-        // elsewhere tomorrow, and ten transient failures prune it anyway — its
+        // elsewhere tomorrow, and ten failures in a row prune it anyway — its
         // DNS is the endpoint's own doing, so it is the endpoint's failure.
         if (failure.forbidden !== undefined) {
           return failure.forbidden.literal
             ? { kind: 'dead', reason: failure.reason }
-            : { kind: 'transient', reason: failure.reason, blame: 'endpoint' };
+            : { kind: 'deferred', cause: 'failing', reason: failure.reason, blame: 'endpoint' };
         }
-        return { kind: 'transient', reason: failure.reason, blame: 'network' };
+        return { kind: 'deferred', cause: 'failing', reason: failure.reason, blame: 'network' };
       }
     },
   };
@@ -84,14 +84,14 @@ function wakeMessage(registration: RegistrationForSend, priority: WakePriority):
  * What a push service's answer means (RFC 8030 §5–§8; ntfy, NextPush, Sunup behave alike).
  * 429 is the service rate-limiting this endpoint (the UnifiedPush server spec: honour it per
  * endpoint): a back-off, never a failure. Anything else that is neither success nor "gone" is
- * the endpoint's transient failure: ten in a row prune the registration unless the
+ * the endpoint's failure: ten in a row prune the registration unless the
  * outage detector finds the whole origin failing.
  */
-export function outcomeForStatus(status: number, retryAfterMs: number | undefined): SendOutcome {
+export function outcomeForStatus(status: number, retryAfterMs: number | undefined): ProviderAnswer {
   if (status >= 200 && status < 300) return { kind: 'delivered' }; // ntfy 200, RFC 8030 201
   if (status === 404 || status === 410) return { kind: 'dead', reason: `UnifiedPush ${status}: endpoint gone` };
   const after = retryAfterMs === undefined ? {} : { retryAfterMs };
-  if (status === 429) return { kind: 'rate-limited', reason: 'UnifiedPush 429: rate limited', ...after };
+  if (status === 429) return { kind: 'deferred', cause: 'rate_limited', reason: 'UnifiedPush 429: rate limited', ...after };
   const reason = status >= 300 && status < 400 ? `UnifiedPush ${status}: redirect not followed` : `UnifiedPush ${status}`; // 5xx (ntfy's 507: no subscriber yet), other 4xx
-  return { kind: 'transient', reason, blame: 'endpoint', ...after };
+  return { kind: 'deferred', cause: 'failing', reason, blame: 'endpoint', ...after };
 }

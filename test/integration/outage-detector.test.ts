@@ -108,8 +108,8 @@ describe('an outage is a share of the origin’s recently active registrations',
     const outcomes: string[] = [];
     for (let round = 0; round < maxConsecutiveFailures + 2; round++) {
       const now = t0 + round * 60_000;
-      for (const [i, user] of users.entries()) if ((round + i) % 4 === 0) outcomes.push((await send(w, user, now + i)).outcome);
-      for (const d of dead) if ((await row(d)) !== null) outcomes.push((await send(w, d, now + 100)).outcome);
+      for (const [i, user] of users.entries()) if ((round + i) % 4 === 0) outcomes.push((await send(w, user, now + i)).kind);
+      for (const d of dead) if ((await row(d)) !== null) outcomes.push((await send(w, d, now + 100)).kind);
     }
     for (const d of dead) {
       expect(await row(d)).toBeNull();
@@ -125,9 +125,9 @@ describe('an outage is a share of the origin’s recently active registrations',
     const dead = [await upDevice(up), await upDevice(up)];
     const friend = await upDevice(up);
     for (const d of dead) up.answerFor(d.endpoint, { status: 503 });
-    for (const d of dead) expect(await send(w, d, t0)).toMatchObject({ outcome: 'deferred' });
-    for (const d of dead) expect(await send(w, d, t0 + 10_000)).toMatchObject({ outcome: 'deferred' });
-    expect(await send(w, friend, t0 + 10_500, 'high')).toEqual({ outcome: 'delivered' });
+    for (const d of dead) expect(await send(w, d, t0)).toMatchObject({ kind: 'deferred' });
+    for (const d of dead) expect(await send(w, d, t0 + 10_000)).toMatchObject({ kind: 'deferred' });
+    expect(await send(w, friend, t0 + 10_500, 'high')).toEqual({ kind: 'delivered' });
     for (const d of dead) expect((await row(d))?.failures).toBe(2);
     expect(w.captured.lines.join('\n')).not.toContain('transport-outage');
   });
@@ -152,16 +152,16 @@ describe('FCM quota answers', () => {
     const w = world(env);
     const devices: Device[] = [];
     for (let i = 0; i < 5; i++) devices.push(await register('fcm', `quota-${i}:APA91b${'q'.repeat(120)}`));
-    for (const d of devices) expect(await send(w, d, t0)).toEqual({ outcome: 'delivered' });
+    for (const d of devices) expect(await send(w, d, t0)).toEqual({ kind: 'delivered' });
     const later = t0 + 3 * 60_000; // FCM's earlier deliveries are no longer in a one-minute window
     fcm.script(fcmError('QUOTA_EXCEEDED'), fcmError('QUOTA_EXCEEDED'));
     for (const d of devices.slice(0, 2)) {
       const result = await send(w, d, later);
-      expect(result).toMatchObject({ outcome: 'deferred', reason: 'FCM 429 QUOTA_EXCEEDED' });
+      expect(result).toMatchObject({ kind: 'deferred', reason: 'FCM 429 QUOTA_EXCEEDED' });
       expect((result as { until: number }).until).toBeGreaterThanOrEqual(later + 60_000);
       expect(await row(d)).toMatchObject({ failures: 0, backoff_origin: null });
     }
-    for (const [i, d] of devices.slice(2).entries()) expect(await send(w, d, later + 1 + i, 'high')).toEqual({ outcome: 'delivered' });
+    for (const [i, d] of devices.slice(2).entries()) expect(await send(w, d, later + 1 + i, 'high')).toEqual({ kind: 'delivered' });
     expect(w.transports.detector.outages()).toEqual([]);
   });
 });
@@ -181,7 +181,7 @@ describe('the same failure from many origins at once', () => {
     for (let round = 0; round < maxConsecutiveFailures + 5; round++) {
       const now = t0 + round * 60_000;
       for (const user of users) await send(w, user, now);
-      for (const device of alone) expect(await send(w, device, now + 1)).toMatchObject({ outcome: 'deferred' });
+      for (const device of alone) expect(await send(w, device, now + 1)).toMatchObject({ kind: 'deferred' });
     }
     for (const device of alone) expect((await row(device))?.failures).toBeLessThan(3); // those before it was seen
     const said = w.captured.lines.filter((line) => line.includes('"alert":"transport-shared-failure"'));
@@ -196,7 +196,7 @@ describe('in an outage', () => {
     const up = await distributor();
     const dead = [await upDevice(up), await upDevice(up), await upDevice(up)];
     const worked = await upDevice(up);
-    expect(await send(w, worked, t0)).toEqual({ outcome: 'delivered' });
+    expect(await send(w, worked, t0)).toEqual({ kind: 'delivered' });
     for (const d of dead) up.answerFor(d.endpoint, { status: 503 });
     for (const d of dead) await send(w, d, t0 + 1_000);
     const key = originKey('unifiedpush', new URL(up.url).origin);
@@ -212,8 +212,8 @@ describe('in an outage', () => {
     const released = await releaseProbe(db.pool, key, w.transports.detector.deliveredRecently(key, t0 + 2_000));
     expect(released.map((r) => r.id)).toEqual([worked.id]);
     // Its send is let through as the probe; the dead endpoint's is not.
-    expect(await send(w, dead[0]!, t0 + 6_100)).toMatchObject({ outcome: 'deferred', reason: 'unifiedpush outage: held back' });
-    expect(await send(w, worked, t0 + 6_200)).toEqual({ outcome: 'delivered' });
+    expect(await send(w, dead[0]!, t0 + 6_100)).toMatchObject({ kind: 'deferred', reason: 'unifiedpush outage: held back' });
+    expect(await send(w, worked, t0 + 6_200)).toEqual({ kind: 'delivered' });
   });
 });
 

@@ -20,7 +20,7 @@ import {
 import { upsertRegistration } from '../../src/api/registration-store.js';
 import { createDatabasePool } from '../../src/db/pool.js';
 import { createLogger } from '../../src/log.js';
-import type { WakeOutcome, WakeSender } from '../../src/transports/types.js';
+import type { DeliveryOutcome, WakeSender } from '../../src/transports/types.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import type { TransportName } from '../../src/domain.js';
 
@@ -52,7 +52,7 @@ describe('sendWake after a delivery', () => {
   it('resets the failure count', async () => {
     const id = await registration(3);
     const { sendWake } = activitiesWith(db.pool, async () => ({ kind: 'delivered' }));
-    expect(await sendWake({ registrationId: id, userId: '1', deviceId: 'phone-3', priority: 'normal' })).toEqual({ outcome: 'delivered' });
+    expect(await sendWake({ registrationId: id, userId: '1', deviceId: 'phone-3', priority: 'normal' })).toEqual({ kind: 'delivered' });
     expect(await db.pool.oneFirst(sql.type(z.object({ failures: z.number() }))`SELECT failures FROM push_registrations WHERE id = ${id}`)).toBe(0);
   });
 
@@ -65,7 +65,7 @@ describe('sendWake after a delivery', () => {
       await pool.end(); // the database is gone before the bookkeeping
       return { kind: 'delivered' };
     });
-    await expect(sendWake({ registrationId: id, userId: '1', deviceId: 'phone-4', priority: 'normal' })).resolves.toEqual({ outcome: 'delivered' });
+    await expect(sendWake({ registrationId: id, userId: '1', deviceId: 'phone-4', priority: 'normal' })).resolves.toEqual({ kind: 'delivered' });
     expect(sent).toBe(1);
   });
 });
@@ -141,23 +141,24 @@ const stateRow = z.object({
   backoff_count: z.number(),
   backoff_reason: z.string().nullable(),
   backoff_origin: z.string().nullable(),
+  backoff_cause: z.string().nullable(),
   fcm_budget_tat: z.date().nullable(),
 });
 
 async function state(id: string) {
   return db.pool.maybeOne(sql.type(stateRow)`
-    SELECT wake_outstanding, failures, backoff_until, backoff_count, backoff_reason, backoff_origin, fcm_budget_tat FROM push_registrations WHERE id = ${id}`);
+    SELECT wake_outstanding, failures, backoff_until, backoff_count, backoff_reason, backoff_origin, backoff_cause, fcm_budget_tat FROM push_registrations WHERE id = ${id}`);
 }
 
-const answering = (outcome: WakeOutcome) => activitiesWith(db.pool, async () => outcome);
+const answering = (outcome: DeliveryOutcome) => activitiesWith(db.pool, async () => outcome);
 const send = (activities: ReturnType<typeof activitiesWith>, device: { id: string; deviceId: string }, now = t0) =>
   activities.sendWake({ registrationId: device.id, userId: '1', deviceId: device.deviceId, priority: 'normal', now });
 
 describe('sendWake when the wake did not go through', () => {
   it("releases the claim, counts an endpoint's own failure, and backs off on a growing scale", async () => {
     const device = await claimed();
-    const failing = answering({ kind: 'retry', reason: 'UnifiedPush 503', cause: 'failed', counts: true });
-    expect(await send(failing, device)).toEqual({ outcome: 'deferred', reason: 'UnifiedPush 503', until: t0 + 10_000 });
+    const failing = answering({ kind: 'deferred', cause: 'failing', reason: 'UnifiedPush 503', counts: true });
+    expect(await send(failing, device)).toEqual({ kind: 'deferred', cause: 'failing', reason: 'UnifiedPush 503', until: t0 + 10_000 });
     expect(await state(device.id)).toMatchObject({
       wake_outstanding: false,
       failures: 1,
@@ -169,32 +170,34 @@ describe('sendWake when the wake did not go through', () => {
     expect(await send(failing, device, t0 + 60_000)).toMatchObject({ until: t0 + 60_000 + 20_000 });
     expect(await send(failing, device, t0 + 120_000)).toMatchObject({ until: t0 + 120_000 + 40_000 });
     // A Retry-After asks for at least its delay.
-    const longer = answering({ kind: 'retry', reason: 'UnifiedPush 503', cause: 'failed', counts: true, retryAfterMs: 300_000 });
+    const longer = answering({ kind: 'deferred', cause: 'failing', reason: 'UnifiedPush 503', counts: true, until: t0 + 200_000 + 300_000 });
     expect(await send(longer, device, t0 + 200_000)).toMatchObject({ until: t0 + 200_000 + 300_000 });
     expect((await state(device.id))?.failures).toBe(4);
   });
 
   it('prunes at the tenth counted failure', async () => {
     const device = await claimed('unifiedpush', { failures: maxConsecutiveFailures - 1 });
-    const failing = answering({ kind: 'retry', reason: 'UnifiedPush 503', cause: 'failed', counts: true });
-    expect(await send(failing, device)).toEqual({ outcome: 'dead', reason: '10 consecutive failures of the endpoint (last: UnifiedPush 503)' });
+    const failing = answering({ kind: 'deferred', cause: 'failing', reason: 'UnifiedPush 503', counts: true });
+    expect(await send(failing, device)).toEqual({ kind: 'dead', reason: '10 consecutive failures of the endpoint (last: UnifiedPush 503)' });
     expect(await state(device.id)).toBeNull();
   });
 
   it('never counts a rate limit, and waits exactly its Retry-After (or a growing back-off from a minute)', async () => {
     const device = await claimed('unifiedpush', { failures: 9 });
-    const limited = answering({
-      kind: 'retry',
-      reason: 'UnifiedPush 429: rate limited',
-      cause: 'rate-limited',
-      counts: false,
-      retryAfterMs: 600_000,
-    });
-    for (let i = 0; i < 12; i++)
-      expect(await send(limited, device, t0 + i * 600_000)).toMatchObject({ outcome: 'deferred', until: t0 + (i + 1) * 600_000 });
+    for (let i = 0; i < 12; i++) {
+      const now = t0 + i * 600_000;
+      const limited = answering({
+        kind: 'deferred',
+        cause: 'rate_limited',
+        reason: 'UnifiedPush 429: rate limited',
+        counts: false,
+        until: now + 600_000,
+      });
+      expect(await send(limited, device, now)).toMatchObject({ kind: 'deferred', cause: 'rate_limited', until: now + 600_000 });
+    }
     expect(await state(device.id)).toMatchObject({ failures: 9, backoff_count: 12 });
     const other = await claimed();
-    const noRetryAfter = answering({ kind: 'retry', reason: 'UnifiedPush 429: rate limited', cause: 'rate-limited', counts: false });
+    const noRetryAfter = answering({ kind: 'deferred', cause: 'rate_limited', reason: 'UnifiedPush 429: rate limited', counts: false });
     const delays = [];
     for (let i = 0; i < 6; i++) delays.push(((await send(noRetryAfter, other, t0)) as { until: number }).until - t0);
     expect(delays).toEqual([60_000, 120_000, 240_000, 480_000, 900_000, 900_000]); // capped at the re-wake interval
@@ -204,26 +207,26 @@ describe('sendWake when the wake did not go through', () => {
   it('remembers the origin of an outage, so that its end wakes the device, and counts nothing', async () => {
     const device = await claimed();
     const held = answering({
-      kind: 'retry',
-      reason: 'unifiedpush outage: held back',
+      kind: 'deferred',
       cause: 'outage',
+      reason: 'unifiedpush outage: held back',
       counts: false,
-      outage: 'unifiedpush https://up.example',
+      origin: 'unifiedpush https://up.example',
     });
-    expect(await send(held, device)).toMatchObject({ outcome: 'deferred', until: t0 + 30_000 });
+    expect(await send(held, device)).toMatchObject({ kind: 'deferred', cause: 'outage', until: t0 + 30_000 });
     expect(await state(device.id)).toMatchObject({ failures: 0, backoff_origin: 'unifiedpush https://up.example', wake_outstanding: false });
   });
 
   it('gives the FCM budget back: FCM did not take the wake', async () => {
     const device = await claimed('fcm', { budgetTat: t0 + 180_000 });
-    await send(answering({ kind: 'retry', reason: 'FCM 503 UNAVAILABLE', cause: 'failed', counts: false }), device);
+    await send(answering({ kind: 'deferred', cause: 'failing', reason: 'FCM 503 UNAVAILABLE', counts: false }), device);
     expect((await state(device.id))?.fcm_budget_tat?.getTime()).toBe(t0);
   });
 
   it('a delivery resets failures and the back-off', async () => {
     const device = await claimed('unifiedpush', { failures: 3 });
-    await send(answering({ kind: 'retry', reason: 'UnifiedPush 503', cause: 'failed', counts: true }), device);
-    expect(await send(answering({ kind: 'delivered' }), device, t0 + 30_000)).toEqual({ outcome: 'delivered' });
+    await send(answering({ kind: 'deferred', cause: 'failing', reason: 'UnifiedPush 503', counts: true }), device);
+    expect(await send(answering({ kind: 'delivered' }), device, t0 + 30_000)).toEqual({ kind: 'delivered' });
     expect(await state(device.id)).toMatchObject({ failures: 0, backoff_count: 0, backoff_until: null, backoff_reason: null });
   });
 });
@@ -231,9 +234,9 @@ describe('sendWake when the wake did not go through', () => {
 describe('sendWake on a configuration error of ours', () => {
   it('releases the claim with a growing back-off of its own, counts nothing, and names the transport it waits for', async () => {
     const device = await claimed('fcm', { failures: 2, budgetTat: t0 + 180_000 });
-    const disabled = answering({ kind: 'config-error', reason: 'FCM disabled: no FCM_CREDENTIALS_JSON on this worker' });
+    const disabled = answering({ kind: 'misconfigured', reason: 'FCM disabled: no FCM_CREDENTIALS_JSON on this worker' });
     expect(await send(disabled, device)).toEqual({
-      outcome: 'deferred',
+      kind: 'misconfigured',
       reason: 'FCM disabled: no FCM_CREDENTIALS_JSON on this worker',
       until: t0 + misconfiguredRetryMs,
     });
@@ -255,7 +258,7 @@ describe('sendWake on a configuration error of ours', () => {
 describe('re-registration and the back-off', () => {
   it('keeps a back-off and the budget for the same token, clears the back-off for a new one', async () => {
     const device = await claimed('fcm', { budgetTat: t0 + 360_000 });
-    await send(answering({ kind: 'retry', reason: 'FCM 429 QUOTA_EXCEEDED', cause: 'rate-limited', counts: false, retryAfterMs: 60_000 }), device);
+    await send(answering({ kind: 'deferred', cause: 'rate_limited', reason: 'FCM 429 QUOTA_EXCEEDED', counts: false, until: t0 + 60_000 }), device);
     const identity = { userId: '1', deviceId: device.deviceId };
     // Re-registering is for a device with a live session.
     await db.pool.query(
@@ -283,5 +286,24 @@ describe('counting a wake', () => {
     const { sendWake } = activitiesWith(db.pool, async () => ({ kind: 'dead', reason: 'UnifiedPush 404: endpoint gone' }));
     await sendWake({ registrationId: device.id, userId: '1', deviceId: device.deviceId, priority: 'high', now: t0 + 1_000 });
     expect(await count('dead')).toBe(before + 1);
+  });
+
+  it("counts a deferred wake with its cause: a failing send in an outage is the outage's", async () => {
+    const deferredBy = async (cause: string) =>
+      (await wakes.get()).values.find((v) => v.labels.transport === 'unifiedpush' && v.labels.outcome === 'deferred' && v.labels.cause === cause)
+        ?.value ?? 0;
+    const [failingBefore, outageBefore] = [await deferredBy('failing'), await deferredBy('outage')];
+    await send(answering({ kind: 'deferred', cause: 'failing', reason: 'UnifiedPush 503', counts: true }), await claimed());
+    const inOutage = {
+      kind: 'deferred',
+      cause: 'failing',
+      reason: 'UnifiedPush 503',
+      counts: false,
+      origin: 'unifiedpush https://up.example',
+    } as const;
+    const device = await claimed();
+    expect(await send(answering(inOutage), device)).toMatchObject({ kind: 'deferred', cause: 'outage' });
+    expect(await state(device.id)).toMatchObject({ backoff_cause: 'outage', backoff_origin: 'unifiedpush https://up.example' });
+    expect([await deferredBy('failing'), await deferredBy('outage')]).toEqual([failingBefore + 1, outageBefore + 1]);
   });
 });

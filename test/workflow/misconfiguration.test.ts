@@ -24,7 +24,7 @@ afterAll(async () => {
 const dayMs = 24 * 3_600_000;
 
 async function configErrors(): Promise<number> {
-  return (await wakes.get()).values.filter((v) => v.labels.outcome === 'config-error').reduce((sum, v) => sum + v.value, 0);
+  return (await wakes.get()).values.filter((v) => v.labels.outcome === 'misconfigured').reduce((sum, v) => sum + v.value, 0);
 }
 
 /** History events of every run of the workflow (following continue-as-new back to the first), and how many runs. */
@@ -50,7 +50,7 @@ describe('an FCM wake on a worker without FCM', () => {
     await h.message(device, 10, true);
     for (let day = 0; day < 10; day++) await h.skip(dayMs);
 
-    // Visible: every attempt is a config-error in the metric; never a request to FCM.
+    // Visible: every attempt is misconfigured in the metric; never a request to FCM.
     expect(await configErrors()).toBeGreaterThanOrEqual(before + 10 * 24);
     expect(h.wakes(device)).toHaveLength(0);
     expect(await h.row(device)).toMatchObject({ failures: 0, wake_outstanding: false });

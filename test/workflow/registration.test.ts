@@ -285,7 +285,7 @@ describe('lifecycle', () => {
     expect(await h.row(device)).toBeNull();
   });
 
-  it('ends, deleting the registration, after ten consecutive transient failures', async () => {
+  it('ends, deleting the registration, after ten consecutive failures of its endpoint', async () => {
     const device = await h.registerDevice();
     h.distributor.script(...Array.from({ length: 10 }, () => ({ status: 503 })));
     await h.message(device, 10);

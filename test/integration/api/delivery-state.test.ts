@@ -7,7 +7,7 @@ import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRegistrationActivities } from '../../../activities/registration.js';
 import { createLogger } from '../../../src/log.js';
-import type { WakeOutcome } from '../../../src/transports/types.js';
+import type { DeferralCause, DeliveryOutcome } from '../../../src/transports/types.js';
 import { startTestApi, type TestApi } from '../../support/api.js';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
 import { signDeviceToken, testJwtSecret } from '../../support/jwt.js';
@@ -64,7 +64,7 @@ async function phone(transport: 'fcm' | 'unifiedpush'): Promise<Phone> {
 }
 
 /** One claim and send of the device's wake, the provider answering `outcome`. */
-async function wake(device: Phone, outcome: WakeOutcome): Promise<void> {
+async function wake(device: Phone, outcome: DeliveryOutcome): Promise<void> {
   const { claimWake, sendWake } = createRegistrationActivities({
     pool: db.pool,
     log: createLogger({ level: 'silent', name: 'test' }),
@@ -84,11 +84,11 @@ async function delivery(device: Phone): Promise<{ last_woken_at: string | null; 
   return response.json as { last_woken_at: string | null; delivery: Record<string, unknown> };
 }
 
-const retry = (cause: 'failed' | 'rate-limited' | 'outage', extra: Partial<Extract<WakeOutcome, { kind: 'retry' }>> = {}): WakeOutcome => ({
-  kind: 'retry',
-  reason: `test ${cause}`,
+const deferred = (cause: DeferralCause, extra: Partial<Extract<DeliveryOutcome, { kind: 'deferred' }>> = {}): DeliveryOutcome => ({
+  kind: 'deferred',
   cause,
-  counts: cause === 'failed',
+  reason: `test ${cause}`,
+  counts: cause === 'failing',
   ...extra,
 });
 
@@ -99,13 +99,13 @@ describe('the delivery state of GET /api/push/registration', () => {
   });
 
   it.each([
-    ['rate_limited', retry('rate-limited', { retryAfterMs: 3_600_000 }), 3_600_000],
-    ['outage', retry('outage', { outage: 'unifiedpush ntfy.example' }), undefined],
-    ['failing', retry('failed'), undefined],
+    ['rate_limited', () => deferred('rate_limited', { until: Date.now() + 3_600_000 }), 3_600_000],
+    ['outage', () => deferred('outage', { origin: 'unifiedpush ntfy.example' }), undefined],
+    ['failing', () => deferred('failing'), undefined],
   ] as const)('says %s, until when, and clears once a wake is delivered', async (reason, outcome, waitMs) => {
     const device = await phone('unifiedpush');
     const before = Date.now();
-    await wake(device, outcome);
+    await wake(device, outcome());
     const held = await delivery(device);
     expect(held.delivery).toMatchObject({ state: 'held', reason, failures: reason === 'failing' ? 1 : 0 });
     const until = Date.parse(String(held.delivery['until']));
@@ -137,7 +137,7 @@ describe('the delivery state of GET /api/push/registration', () => {
 
   it("shows the caller's own device only", async () => {
     const held = await phone('unifiedpush');
-    await wake(held, retry('rate-limited', { retryAfterMs: 600_000 }));
+    await wake(held, deferred('rate_limited', { until: Date.now() + 600_000 }));
     const other = await phone('unifiedpush');
     expect((await delivery(held)).delivery).toMatchObject({ state: 'held', reason: 'rate_limited' });
     expect((await delivery(other)).delivery).toEqual({ state: 'ok', failures: 0 });
@@ -145,7 +145,7 @@ describe('the delivery state of GET /api/push/registration', () => {
 
   it('is returned by PUT too, and a new endpoint starts without the old one’s back-off', async () => {
     const device = await phone('unifiedpush');
-    await wake(device, retry('rate-limited', { retryAfterMs: 3_600_000 }));
+    await wake(device, deferred('rate_limited', { until: Date.now() + 3_600_000 }));
     const again = await checked(api)('PUT', '/api/push/registration', {
       token: device.token,
       body: { transport: 'unifiedpush', token: `https://ntfy.example/up${nextId()}?up=1` },

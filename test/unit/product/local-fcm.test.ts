@@ -7,17 +7,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServiceAccount } from '../../../devstack/stand-ins/google-oauth.js';
 import { startLocalFcm, type LocalFcm } from '../../../devstack/stand-ins/local-fcm.js';
 import { fcmSource } from '../../../simulator/fcm-source.js';
-import { createTransports, type Transports } from '../../../src/transports/index.js';
+import { createSenders, type Senders } from '../../../src/transports/index.js';
 import { captureLog, workerConfig } from '../transports/helpers.js';
 
 let local: LocalFcm;
-let transports: Transports;
+let transports: Senders;
 
 beforeAll(async () => {
   const account = createServiceAccount('zippchat-dev');
   local = await startLocalFcm({ account });
   const config = workerConfig({ FCM_PROJECT_ID: account.projectId, FCM_CREDENTIALS_JSON: account.keyFile(local.tokenUrl), FCM_ENDPOINT: local.url });
-  transports = createTransports(config, captureLog().log);
+  transports = createSenders(config, captureLog().log);
 });
 afterAll(async () => {
   await transports?.close();

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createTransports, type Transports } from '../../../src/transports/index.js';
+import { createSenders, type Senders } from '../../../src/transports/index.js';
 import { tokenExpiry, tokenRefreshFailures } from '../../../src/transports/metrics.js';
 import { startFakeFcm, type FakeFcm } from '../../../devstack/stand-ins/fcm.js';
 import { startGceMetadata } from '../../../devstack/stand-ins/gce-metadata.js';
@@ -47,14 +47,14 @@ async function fcmAccepting(isAuthorized: (bearer: string) => boolean): Promise<
   return fcm;
 }
 
-function transportsFor(env: Record<string, string>, fcm: FakeFcm): { transports: Transports; captured: CapturedLog } {
+function transportsFor(env: Record<string, string>, fcm: FakeFcm): { transports: Senders; captured: CapturedLog } {
   const captured = captureLog();
-  const transports = createTransports(workerConfig({ FCM_PROJECT_ID: projectId, FCM_ENDPOINT: fcm.url, ...env }), captured.log);
+  const transports = createSenders(workerConfig({ FCM_PROJECT_ID: projectId, FCM_ENDPOINT: fcm.url, ...env }), captured.log);
   cleanups.push(() => transports.close());
   return { transports, captured };
 }
 
-const send = (transports: Transports) => transports.fcm.send(fcmRegistration(fakeFcmToken()), 'high');
+const send = (transports: Senders) => transports.fcm.send(fcmRegistration(fakeFcmToken()), 'high');
 const expirySeconds = async () => (await tokenExpiry.get()).values[0]?.value ?? 0;
 const refreshFailures = async () => (await tokenRefreshFailures.get()).values[0]?.value ?? 0;
 const alertLines = (captured: CapturedLog) =>
@@ -117,7 +117,12 @@ describe('the service-account key (FCM_CREDENTIALS_JSON_FILE)', () => {
     vi.setSystemTime(start + 56 * 60_000);
     expect(await send(transports)).toEqual({ kind: 'delivered' });
     vi.setSystemTime(start + 60 * 60_000 - 10_000);
-    expect(await send(transports)).toEqual({ kind: 'transient', reason: 'OAuth token endpoint answered 503', blame: 'token-endpoint' });
+    expect(await send(transports)).toEqual({
+      kind: 'deferred',
+      cause: 'failing',
+      reason: 'OAuth token endpoint answered 503',
+      blame: 'token-endpoint',
+    });
 
     expect(fcm.received.map((r) => r.bearer)).toEqual([fcm.received[0]?.bearer, fcm.received[0]?.bearer]);
     expect((await refreshFailures()) - failuresBefore).toBe(2);
@@ -135,7 +140,7 @@ describe('the service-account key (FCM_CREDENTIALS_JSON_FILE)', () => {
     const failuresBefore = await refreshFailures();
     oauth.script({ status: 400, body: { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' } });
 
-    expect(await send(transports)).toEqual({ kind: 'config-error', reason: 'FCM credentials refused: token endpoint answered 400 invalid_grant' });
+    expect(await send(transports)).toEqual({ kind: 'misconfigured', reason: 'FCM credentials refused: token endpoint answered 400 invalid_grant' });
 
     expect((await refreshFailures()) - failuresBefore).toBe(1);
     expect(alertLines(captured)).toEqual([
@@ -263,14 +268,14 @@ describe('Application Default Credentials: an external_account file (workload id
 });
 
 describe('Application Default Credentials found nowhere', () => {
-  it('is a configuration error and an alert, not a transient failure', async () => {
+  it('is misconfigured, with an alert, not a failing send', async () => {
     vi.stubEnv('METADATA_SERVER_DETECTION', 'none');
     const fcm = await fcmAccepting(() => true);
     const { transports, captured } = transportsFor({ FCM_USE_ADC: 'true' }, fcm);
 
     const outcome = await send(transports);
 
-    expect(outcome).toMatchObject({ kind: 'config-error', reason: expect.stringContaining('no Application Default Credentials found') as string });
+    expect(outcome).toMatchObject({ kind: 'misconfigured', reason: expect.stringContaining('no Application Default Credentials found') as string });
     expect(alertLines(captured)).toEqual([expect.objectContaining({ source: 'adc' })]);
     expect(fcm.received).toEqual([]);
   });

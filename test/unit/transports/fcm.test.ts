@@ -4,9 +4,9 @@
  * endpoint that checks bearer, path and exact body and replays scripted errors.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTransports, type TransportOptions } from '../../../src/transports/index.js';
+import { createSenders, type TransportOptions } from '../../../src/transports/index.js';
 import { breakerOpen, breakerTrips } from '../../../src/transports/metrics.js';
-import type { SendOutcome } from '../../../src/transports/types.js';
+import type { ProviderAnswer } from '../../../src/transports/types.js';
 import { fcmError, googleStatusError, startFakeFcm, type FcmAnswer } from '../../../devstack/stand-ins/fcm.js';
 import { createServiceAccount, startGoogleOAuth } from '../../../devstack/stand-ins/google-oauth.js';
 import { captureLog, fakeFcmToken, fcmRegistration, inBatches, workerConfig } from './helpers.js';
@@ -24,7 +24,7 @@ async function world(options: TransportOptions = {}, authorize?: (bearer: string
   const fcm = await startFakeFcm({ projectId: account.projectId, isAuthorized: authorize ?? ((bearer) => oauth.isValid(bearer)) });
   const captured = captureLog();
   const config = workerConfig({ FCM_PROJECT_ID: account.projectId, FCM_CREDENTIALS_JSON: account.keyFile(oauth.url), FCM_ENDPOINT: fcm.url });
-  const transports = createTransports(config, captured.log, options);
+  const transports = createSenders(config, captured.log, options);
   cleanups.push(async () => {
     await transports.close();
     await fcm.close();
@@ -74,7 +74,7 @@ describe('FCM on the wire', () => {
 
 describe('FCM errors → outcomes (through the wire)', () => {
   const now = Date.parse('2026-12-01T12:00:00Z');
-  const cases: Array<[string, FcmAnswer, SendOutcome]> = [
+  const cases: Array<[string, FcmAnswer, ProviderAnswer]> = [
     ['404 UNREGISTERED', fcmError('UNREGISTERED'), { kind: 'dead', reason: 'FCM 404 UNREGISTERED' }],
     [
       '400 INVALID_ARGUMENT on the token',
@@ -89,54 +89,58 @@ describe('FCM errors → outcomes (through the wire)', () => {
     [
       '400 INVALID_ARGUMENT about the payload',
       fcmError('INVALID_ARGUMENT'),
-      { kind: 'config-error', reason: expect.stringContaining('not about the token') as string },
+      { kind: 'misconfigured', reason: expect.stringContaining('not about the token') as string },
     ],
     ['403 SENDER_ID_MISMATCH', fcmError('SENDER_ID_MISMATCH'), { kind: 'dead', reason: 'FCM 403 SENDER_ID_MISMATCH' }],
     [
       '429 QUOTA_EXCEEDED without Retry-After: one minute',
       fcmError('QUOTA_EXCEEDED'),
-      { kind: 'rate-limited', reason: 'FCM 429 QUOTA_EXCEEDED', retryAfterMs: 60_000 },
+      { kind: 'deferred', cause: 'rate_limited', reason: 'FCM 429 QUOTA_EXCEEDED', retryAfterMs: 60_000 },
     ],
     [
       '429 QUOTA_EXCEEDED, Retry-After 120',
       fcmError('QUOTA_EXCEEDED', { headers: { 'retry-after': '120' } }),
-      { kind: 'rate-limited', reason: 'FCM 429 QUOTA_EXCEEDED', retryAfterMs: 120_000 },
+      { kind: 'deferred', cause: 'rate_limited', reason: 'FCM 429 QUOTA_EXCEEDED', retryAfterMs: 120_000 },
     ],
     [
       '429 QUOTA_EXCEEDED, Retry-After 5: still a minute',
       fcmError('QUOTA_EXCEEDED', { headers: { 'retry-after': '5' } }),
-      { kind: 'rate-limited', reason: 'FCM 429 QUOTA_EXCEEDED', retryAfterMs: 60_000 },
+      { kind: 'deferred', cause: 'rate_limited', reason: 'FCM 429 QUOTA_EXCEEDED', retryAfterMs: 60_000 },
     ],
     [
       '503 UNAVAILABLE, Retry-After 7',
       fcmError('UNAVAILABLE', { headers: { 'retry-after': '7' } }),
-      { kind: 'transient', reason: 'FCM 503 UNAVAILABLE', blame: 'endpoint', retryAfterMs: 7_000 },
+      { kind: 'deferred', cause: 'failing', reason: 'FCM 503 UNAVAILABLE', blame: 'endpoint', retryAfterMs: 7_000 },
     ],
     [
       '503 UNAVAILABLE, Retry-After as an HTTP date',
       fcmError('UNAVAILABLE', { headers: { 'retry-after': new Date(now + 90_000).toUTCString() } }),
-      { kind: 'transient', reason: 'FCM 503 UNAVAILABLE', blame: 'endpoint', retryAfterMs: 90_000 },
+      { kind: 'deferred', cause: 'failing', reason: 'FCM 503 UNAVAILABLE', blame: 'endpoint', retryAfterMs: 90_000 },
     ],
-    ['500 INTERNAL', fcmError('INTERNAL'), { kind: 'transient', reason: 'FCM 500 INTERNAL', blame: 'endpoint' }],
-    ['500 UNSPECIFIED_ERROR', fcmError('UNSPECIFIED_ERROR'), { kind: 'transient', reason: 'FCM 500 UNSPECIFIED_ERROR', blame: 'endpoint' }],
-    ['401 THIRD_PARTY_AUTH_ERROR', fcmError('THIRD_PARTY_AUTH_ERROR'), { kind: 'config-error', reason: 'FCM 401 THIRD_PARTY_AUTH_ERROR' }],
+    ['500 INTERNAL', fcmError('INTERNAL'), { kind: 'deferred', cause: 'failing', reason: 'FCM 500 INTERNAL', blame: 'endpoint' }],
+    [
+      '500 UNSPECIFIED_ERROR',
+      fcmError('UNSPECIFIED_ERROR'),
+      { kind: 'deferred', cause: 'failing', reason: 'FCM 500 UNSPECIFIED_ERROR', blame: 'endpoint' },
+    ],
+    ['401 THIRD_PARTY_AUTH_ERROR', fcmError('THIRD_PARTY_AUTH_ERROR'), { kind: 'misconfigured', reason: 'FCM 401 THIRD_PARTY_AUTH_ERROR' }],
     [
       '403 PERMISSION_DENIED (status only)',
       googleStatusError(403, 'PERMISSION_DENIED'),
-      { kind: 'config-error', reason: 'FCM 403 PERMISSION_DENIED' },
+      { kind: 'misconfigured', reason: 'FCM 403 PERMISSION_DENIED' },
     ],
     [
       '404 NOT_FOUND without UNREGISTERED: the project, not the token',
       googleStatusError(404, 'NOT_FOUND'),
-      { kind: 'config-error', reason: 'FCM 404 NOT_FOUND' },
+      { kind: 'misconfigured', reason: 'FCM 404 NOT_FOUND' },
     ],
     [
       '429 RESOURCE_EXHAUSTED (status only)',
       googleStatusError(429, 'RESOURCE_EXHAUSTED'),
-      { kind: 'rate-limited', reason: 'FCM 429 RESOURCE_EXHAUSTED', retryAfterMs: 60_000 },
+      { kind: 'deferred', cause: 'rate_limited', reason: 'FCM 429 RESOURCE_EXHAUSTED', retryAfterMs: 60_000 },
     ],
-    ['502 from a proxy, no JSON', { status: 502, body: 'Bad Gateway' }, { kind: 'transient', reason: 'FCM 502', blame: 'endpoint' }],
-    ['400 from a proxy, no JSON', { status: 400, body: 'Bad Request' }, { kind: 'config-error', reason: 'FCM 400' }],
+    ['502 from a proxy, no JSON', { status: 502, body: 'Bad Gateway' }, { kind: 'deferred', cause: 'failing', reason: 'FCM 502', blame: 'endpoint' }],
+    ['400 from a proxy, no JSON', { status: 400, body: 'Bad Request' }, { kind: 'misconfigured', reason: 'FCM 400' }],
   ];
 
   it.each(cases)('%s', async (_name, answer, expected) => {
@@ -151,14 +155,20 @@ describe('FCM errors → outcomes (through the wire)', () => {
   it('times out a send FCM never answers', async () => {
     const { fcm, transport } = await world({ fcmDeadlineMs: 300 });
     fcm.script({ hang: true });
-    expect(await transport.send(fcmRegistration(fakeFcmToken()), 'high')).toEqual({ kind: 'transient', reason: 'FCM timeout', blame: 'network' });
+    expect(await transport.send(fcmRegistration(fakeFcmToken()), 'high')).toEqual({
+      kind: 'deferred',
+      cause: 'failing',
+      reason: 'FCM timeout',
+      blame: 'network',
+    });
   });
 
-  it('reports an unreachable FCM endpoint as transient', async () => {
+  it('reports an unreachable FCM endpoint as failing', async () => {
     const { fcm, transport } = await world();
     await fcm.close();
     expect(await transport.send(fcmRegistration(fakeFcmToken()), 'high')).toEqual({
-      kind: 'transient',
+      kind: 'deferred',
+      cause: 'failing',
       reason: 'FCM connection refused',
       blame: 'network',
     });
@@ -192,21 +202,22 @@ describe('FCM OAuth token', () => {
   it('gives up with a config error when the fresh token is refused too', async () => {
     const { oauth, fcm, transport } = await world({}, () => false);
     const outcome = await transport.send(fcmRegistration(fakeFcmToken()), 'high');
-    expect(outcome).toMatchObject({ kind: 'config-error', reason: expect.stringContaining('FCM 401 UNAUTHENTICATED') as string });
+    expect(outcome).toMatchObject({ kind: 'misconfigured', reason: expect.stringContaining('FCM 401 UNAUTHENTICATED') as string });
     expect(fcm.received.map((r) => r.answered)).toEqual([401, 401]);
     expect(oauth.received).toHaveLength(2);
   });
 
-  it('maps a token endpoint refusing the account to config-error, and one that is down to transient', async () => {
+  it('maps a token endpoint refusing the account to misconfigured, and one that is down to failing', async () => {
     const { oauth, transport } = await world();
     oauth.script({ status: 400, body: { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' } });
     expect(await transport.send(fcmRegistration(fakeFcmToken()), 'high')).toEqual({
-      kind: 'config-error',
+      kind: 'misconfigured',
       reason: 'FCM credentials refused: token endpoint answered 400 invalid_grant',
     });
     oauth.script({ status: 503 });
     expect(await transport.send(fcmRegistration(fakeFcmToken()), 'high')).toEqual({
-      kind: 'transient',
+      kind: 'deferred',
+      cause: 'failing',
       reason: 'OAuth token endpoint answered 503',
       blame: 'token-endpoint',
     });
@@ -225,7 +236,7 @@ describe('FCM prune breaker', () => {
     const kinds: string[] = [];
     for (let i = 0; i < 6; i++) kinds.push((await transport.send(fcmRegistration(fakeFcmToken()), 'high')).kind);
 
-    expect(kinds).toEqual(['dead', 'dead', 'dead', 'config-error', 'config-error', 'config-error']);
+    expect(kinds).toEqual(['dead', 'dead', 'dead', 'misconfigured', 'misconfigured', 'misconfigured']);
     expect((await breakerTrips.get()).values[0]?.value).toBe(tripsBefore + 1);
     expect((await breakerOpen.get()).values[0]?.value).toBe(1);
     expect(captured.lines.filter((line) => line.includes('"alert":"fcm-prune-breaker"') && line.includes('OPEN'))).toHaveLength(1);

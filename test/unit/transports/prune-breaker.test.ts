@@ -3,7 +3,7 @@
  * who counts (users, not registrations) and against what (the sends the worker made).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTransports, type TransportOptions } from '../../../src/transports/index.js';
+import { createSenders, type TransportOptions } from '../../../src/transports/index.js';
 import { fcmError, startFakeFcm } from '../../../devstack/stand-ins/fcm.js';
 import { createServiceAccount, startGoogleOAuth } from '../../../devstack/stand-ins/google-oauth.js';
 import type { RegistrationForSend } from '../../../src/transports/types.js';
@@ -20,7 +20,7 @@ async function world(options: TransportOptions) {
   const oauth = await startGoogleOAuth({ account });
   const fcm = await startFakeFcm({ projectId: account.projectId, isAuthorized: (bearer) => oauth.isValid(bearer) });
   const config = workerConfig({ FCM_PROJECT_ID: account.projectId, FCM_CREDENTIALS_JSON: account.keyFile(oauth.url), FCM_ENDPOINT: fcm.url });
-  const transports = createTransports(config, captureLog().log, options);
+  const transports = createSenders(config, captureLog().log, options);
   cleanups.push(async () => {
     await transports.close();
     await fcm.close();
@@ -53,6 +53,6 @@ describe('the FCM prune breaker on a worker', () => {
     for (let i = 0; i < 6; i++) kinds.push((await transport.send(ofUser(`gone-${i}`), 'normal')).kind);
     expect(kinds).toEqual(Array.from({ length: 6 }, () => 'dead'));
     fcm.script(deadToken());
-    expect((await transport.send(ofUser('gone-6'), 'normal')).kind).toBe('config-error');
+    expect((await transport.send(ofUser('gone-6'), 'normal')).kind).toBe('misconfigured');
   });
 });

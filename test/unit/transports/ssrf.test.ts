@@ -9,7 +9,7 @@ import { promises as dns, type LookupAddress } from 'node:dns';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTransports, type Transports } from '../../../src/transports/index.js';
+import { createSenders, type Senders } from '../../../src/transports/index.js';
 import { captureLog, upRegistration, workerConfig } from './helpers.js';
 
 let connections = 0;
@@ -30,14 +30,14 @@ const zone: Record<string, LookupAddress[]> = {
 };
 const resolve = async (hostname: string, family: number): Promise<LookupAddress[]> => zone[hostname] ?? dns.lookup(hostname, { all: true, family });
 
-let guarded: Transports;
-let open: Transports;
+let guarded: Senders;
+let open: Senders;
 
 beforeAll(async () => {
   await new Promise<void>((done) => listener.listen({ port: 0, host: '::', ipv6Only: false }, done));
   port = (listener.address() as AddressInfo).port;
-  guarded = createTransports(workerConfig({ PUSH_UP_ALLOW_HTTP: 'true' }), captureLog().log, { resolve });
-  open = createTransports(workerConfig({ PUSH_UP_ALLOW_HTTP: 'true', PUSH_UP_ALLOW_PRIVATE: 'true' }), captureLog().log, { resolve });
+  guarded = createSenders(workerConfig({ PUSH_UP_ALLOW_HTTP: 'true' }), captureLog().log, { resolve });
+  open = createSenders(workerConfig({ PUSH_UP_ALLOW_HTTP: 'true', PUSH_UP_ALLOW_PRIVATE: 'true' }), captureLog().log, { resolve });
 });
 
 afterAll(async () => {
@@ -102,8 +102,8 @@ describe('refused without a TCP connection', () => {
   it.each(names)('%s (%s)', async (host) => {
     const before = connections;
     const outcome = await guarded.unifiedpush.send(upRegistration(endpoint(host)), 'high');
-    // A name may resolve elsewhere later: transient, and ten in a row prune it.
-    expect(outcome).toMatchObject({ kind: 'transient', reason: expect.stringMatching(/^address refused: /) as string });
+    // A name may resolve elsewhere later: failing, and ten in a row prune it.
+    expect(outcome).toMatchObject({ kind: 'deferred', cause: 'failing', reason: expect.stringMatching(/^address refused: /) as string });
     expect(connections - before).toBe(0);
   });
 });

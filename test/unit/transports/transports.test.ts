@@ -7,9 +7,9 @@
 import { vapidPrivateKey } from '../../support/vapid-key.js';
 import { createECDH } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTransports } from '../../../src/transports/index.js';
+import { createSenders, createTransports } from '../../../src/transports/index.js';
 import { observe } from '../../../src/transports/observe.js';
-import type { RegistrationForSend, SendOutcome } from '../../../src/transports/types.js';
+import type { RegistrationForSend, ProviderAnswer } from '../../../src/transports/types.js';
 import { createDeviceKeys, startDistributor } from '../../../simulator/distributor.js';
 import { fcmError, startFakeFcm } from '../../../devstack/stand-ins/fcm.js';
 import { createServiceAccount, startGoogleOAuth } from '../../../devstack/stand-ins/google-oauth.js';
@@ -21,7 +21,7 @@ afterEach(async () => {
 });
 
 describe('createTransports', () => {
-  it('without FCM credentials logs "FCM disabled" once, answers config-error for FCM, and UnifiedPush still works', async () => {
+  it('without FCM credentials logs "FCM disabled" once, answers misconfigured for FCM, and UnifiedPush still works', async () => {
     const captured = captureLog();
     const distributor = await startDistributor();
     const transports = createTransports(workerConfig({ PUSH_UP_ALLOW_PRIVATE: 'true', PUSH_UP_ALLOW_HTTP: 'true' }), captured.log);
@@ -31,14 +31,14 @@ describe('createTransports', () => {
     });
 
     const fcm = fcmRegistration(fakeFcmToken());
-    expect(await transports.forRegistration(fcm).send(fcm, 'high')).toEqual({
-      kind: 'config-error',
+    expect(await transports.send(fcm, 'high', Date.now())).toEqual({
+      kind: 'misconfigured',
       reason: 'FCM disabled: no FCM credential source on this worker',
     });
-    expect(await transports.fcm.send(fcm, 'normal')).toMatchObject({ kind: 'config-error' });
+    expect(await transports.send(fcm, 'normal', Date.now())).toMatchObject({ kind: 'misconfigured' });
     const device = createDeviceKeys();
     const up = upRegistration(distributor.register(device), device);
-    expect(await transports.forRegistration(up).send(up, 'high')).toEqual({ kind: 'delivered' });
+    expect(await transports.send(up, 'high', Date.now())).toEqual({ kind: 'delivered' });
 
     expect(captured.messages().filter((m) => m === 'FCM disabled')).toHaveLength(1);
     expect(JSON.parse(captured.lines.find((l) => l.includes('"FCM disabled"')) ?? '{}')).toMatchObject({ level: 30 });
@@ -55,7 +55,7 @@ describe('createTransports', () => {
     expect(captured.messages()).not.toContain('FCM disabled');
   });
 
-  it('turns an unexpected exception into a transient outcome, logging no message', async () => {
+  it('turns an unexpected exception into a failing answer blamed on us, logging no message', async () => {
     const captured = captureLog();
     const broken = observe(
       {
@@ -67,7 +67,8 @@ describe('createTransports', () => {
       captured.log,
     );
     expect(await broken.send(upRegistration('https://ntfy.example/up/SECRET-TOPIC'), 'high')).toEqual({
-      kind: 'transient',
+      kind: 'deferred',
+      cause: 'failing',
       reason: 'internal error',
       blame: 'internal',
     });
@@ -77,7 +78,7 @@ describe('createTransports', () => {
 });
 
 describe('secrets stay out of logs and outcomes', () => {
-  it('across delivered, dead, transient and config-error sends of both transports', async () => {
+  it('across delivered, dead, deferred and misconfigured answers of both providers', async () => {
     const account = createServiceAccount();
     const oauth = await startGoogleOAuth({ account });
     const fcmFake = await startFakeFcm({ projectId: account.projectId, isAuthorized: (bearer) => oauth.isValid(bearer) });
@@ -85,7 +86,7 @@ describe('secrets stay out of logs and outcomes', () => {
     const vapid = createECDH('prime256v1');
     vapid.generateKeys();
     const captured = captureLog();
-    const transports = createTransports(
+    const senders = createSenders(
       workerConfig({
         FCM_PROJECT_ID: account.projectId,
         FCM_CREDENTIALS_JSON: account.keyFile(oauth.url),
@@ -99,14 +100,14 @@ describe('secrets stay out of logs and outcomes', () => {
       { unifiedPushDeadlineMs: 300, breaker: { floor: 1 } },
     );
     cleanups.push(async () => {
-      await transports.close();
+      await senders.close();
       await distributor.close();
       await fcmFake.close();
       await oauth.close();
     });
 
     const secrets: string[] = [];
-    const outcomes: SendOutcome[] = [];
+    const outcomes: ProviderAnswer[] = [];
     const send = async (registration: RegistrationForSend) => {
       if (registration.transport === 'unifiedpush' && URL.canParse(registration.token)) secrets.push(new URL(registration.token).pathname);
       secrets.push(
@@ -115,7 +116,7 @@ describe('secrets stay out of logs and outcomes', () => {
           k === null ? [] : [k.toString('base64url'), k.toString('base64'), k.toString('hex')],
         ),
       );
-      outcomes.push(await transports.forRegistration(registration).send(registration, 'high'));
+      outcomes.push(await senders[registration.transport].send(registration, 'high'));
     };
 
     await send(fcmRegistration(fakeFcmToken()));
@@ -139,7 +140,7 @@ describe('secrets stay out of logs and outcomes', () => {
     await send(upRegistration(`${distributor.url}/up/unknown-SECRET-PATH`));
     await send(upRegistration('https://user:SECRET-PASSWORD@ntfy.example/up/x'));
 
-    expect(new Set(outcomes.map((o) => o.kind))).toEqual(new Set(['delivered', 'dead', 'transient', 'config-error']));
+    expect(new Set(outcomes.map((o) => o.kind))).toEqual(new Set(['delivered', 'dead', 'deferred', 'misconfigured']));
     const accessTokens = oauth.received.flatMap((r) => (r.issued === undefined ? [] : [r.issued]));
     expect(accessTokens.length).toBeGreaterThan(1);
     const everything = [...captured.lines, JSON.stringify(outcomes)].join('\n');
@@ -171,14 +172,14 @@ describe('send: each wake judged by the outage detector', () => {
     const [good, bad] = [device(), device()];
     distributor.answerFor(bad.token, { status: 503 });
     expect(await transports.send(good, 'normal', t0)).toEqual({ kind: 'delivered' });
-    expect(await transports.send(bad, 'normal', t0 + 1)).toEqual({ kind: 'retry', reason: 'UnifiedPush 503', cause: 'failed', counts: true });
+    expect(await transports.send(bad, 'normal', t0 + 1)).toEqual({ kind: 'deferred', cause: 'failing', reason: 'UnifiedPush 503', counts: true });
     distributor.answerFor(bad.token, { status: 429, headers: { 'retry-after': '600' } });
     expect(await transports.send(bad, 'normal', t0 + 2)).toEqual({
-      kind: 'retry',
+      kind: 'deferred',
+      cause: 'rate_limited',
       reason: 'UnifiedPush 429: rate limited',
-      cause: 'rate-limited',
       counts: false,
-      retryAfterMs: 600_000,
+      until: t0 + 2 + 600_000,
     });
   });
 
@@ -190,17 +191,17 @@ describe('send: each wake judged by the outage detector', () => {
     distributor.answerAll({ status: 503 });
     const t1 = t0 + 60_000;
     // Two of five recently active failing: their endpoints', as far as anyone can tell.
-    expect(await transports.send(devices[0]!, 'normal', t1)).toMatchObject({ kind: 'retry', cause: 'failed', counts: true });
-    expect(await transports.send(devices[1]!, 'normal', t1 + 1)).toMatchObject({ kind: 'retry', cause: 'failed', counts: true });
+    expect(await transports.send(devices[0]!, 'normal', t1)).toMatchObject({ kind: 'deferred', cause: 'failing', counts: true });
+    expect(await transports.send(devices[1]!, 'normal', t1 + 1)).toMatchObject({ kind: 'deferred', cause: 'failing', counts: true });
     // The third: three failing, more than half of the five: an outage.
-    expect(await transports.send(devices[2]!, 'normal', t1 + 2)).toMatchObject({ cause: 'failed', counts: false, outage: origin });
+    expect(await transports.send(devices[2]!, 'normal', t1 + 2)).toMatchObject({ cause: 'failing', counts: false, origin });
     const requests = distributor.received.length;
     expect(await transports.send(devices[3]!, 'normal', t1 + 3)).toEqual({
-      kind: 'retry',
-      reason: 'unifiedpush outage: held back',
+      kind: 'deferred',
       cause: 'outage',
+      reason: 'unifiedpush outage: held back',
       counts: false,
-      outage: origin,
+      origin,
     });
     expect(distributor.received).toHaveLength(requests); // not even sent
     // The origin answers again: two probes of distinct devices delivered in a row end the outage.
@@ -230,7 +231,7 @@ describe('send: each wake judged by the outage detector', () => {
     expect(await transports.send(fcmRegistration(fakeFcmToken()), 'high', t0)).toEqual({ kind: 'delivered' });
     // FCM delivers to others: its 503 for this token counts.
     fcmFake.script(fcmError('UNAVAILABLE'));
-    expect(await transports.send(fcmRegistration(fakeFcmToken()), 'high', t0 + 1)).toMatchObject({ cause: 'failed', counts: true });
+    expect(await transports.send(fcmRegistration(fakeFcmToken()), 'high', t0 + 1)).toMatchObject({ cause: 'failing', counts: true });
     oauth.revokeAll();
     oauth.script({ status: 503 });
     expect(await transports.send(fcmRegistration(fakeFcmToken()), 'high', t0 + 2)).toMatchObject({

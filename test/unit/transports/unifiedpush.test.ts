@@ -9,8 +9,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTransports, type TransportOptions } from '../../../src/transports/index.js';
-import type { SendOutcome } from '../../../src/transports/types.js';
+import { createSenders, type TransportOptions } from '../../../src/transports/index.js';
+import type { ProviderAnswer } from '../../../src/transports/types.js';
 import { createDeviceKeys, expectedWake, startDistributor, type DistributorAnswer, type DistributorOptions } from '../../../simulator/distributor.js';
 import { captureLog, eventually, inBatches, upRegistration, workerConfig } from './helpers.js';
 
@@ -23,7 +23,7 @@ const loopbackDev = { PUSH_UP_ALLOW_PRIVATE: 'true', PUSH_UP_ALLOW_HTTP: 'true' 
 
 async function world(env: Record<string, string> = {}, options: TransportOptions = {}, distributorOptions: DistributorOptions = {}) {
   const distributor = await startDistributor(distributorOptions);
-  const transports = createTransports(workerConfig({ ...loopbackDev, ...env }), captureLog().log, options);
+  const transports = createSenders(workerConfig({ ...loopbackDev, ...env }), captureLog().log, options);
   cleanups.push(async () => {
     await transports.close();
     await distributor.close();
@@ -93,7 +93,7 @@ describe('UnifiedPush on the wire', () => {
 });
 
 describe('UnifiedPush answers → outcomes', () => {
-  const cases: Array<[string, DistributorAnswer, SendOutcome]> = [
+  const cases: Array<[string, DistributorAnswer, ProviderAnswer]> = [
     ['200 (ntfy)', { status: 200 }, { kind: 'delivered' }],
     ['201 (RFC 8030)', { status: 201 }, { kind: 'delivered' }],
     ['202', { status: 202 }, { kind: 'delivered' }],
@@ -102,22 +102,22 @@ describe('UnifiedPush answers → outcomes', () => {
     [
       '429 with Retry-After',
       { status: 429, headers: { 'retry-after': '30' } },
-      { kind: 'rate-limited', reason: 'UnifiedPush 429: rate limited', retryAfterMs: 30_000 },
+      { kind: 'deferred', cause: 'rate_limited', reason: 'UnifiedPush 429: rate limited', retryAfterMs: 30_000 },
     ],
-    ['429 without Retry-After', { status: 429 }, { kind: 'rate-limited', reason: 'UnifiedPush 429: rate limited' }],
-    ['500', { status: 500 }, { kind: 'transient', reason: 'UnifiedPush 500', blame: 'endpoint' }],
+    ['429 without Retry-After', { status: 429 }, { kind: 'deferred', cause: 'rate_limited', reason: 'UnifiedPush 429: rate limited' }],
+    ['500', { status: 500 }, { kind: 'deferred', cause: 'failing', reason: 'UnifiedPush 500', blame: 'endpoint' }],
     [
       '503 with Retry-After',
       { status: 503, headers: { 'retry-after': '4' } },
-      { kind: 'transient', reason: 'UnifiedPush 503', blame: 'endpoint', retryAfterMs: 4_000 },
+      { kind: 'deferred', cause: 'failing', reason: 'UnifiedPush 503', blame: 'endpoint', retryAfterMs: 4_000 },
     ],
-    ['507 (ntfy: no subscriber yet)', { status: 507 }, { kind: 'transient', reason: 'UnifiedPush 507', blame: 'endpoint' }],
-    ['413', { status: 413 }, { kind: 'transient', reason: 'UnifiedPush 413', blame: 'endpoint' }],
-    ['401', { status: 401 }, { kind: 'transient', reason: 'UnifiedPush 401', blame: 'endpoint' }],
+    ['507 (ntfy: no subscriber yet)', { status: 507 }, { kind: 'deferred', cause: 'failing', reason: 'UnifiedPush 507', blame: 'endpoint' }],
+    ['413', { status: 413 }, { kind: 'deferred', cause: 'failing', reason: 'UnifiedPush 413', blame: 'endpoint' }],
+    ['401', { status: 401 }, { kind: 'deferred', cause: 'failing', reason: 'UnifiedPush 401', blame: 'endpoint' }],
     [
       'a Retry-After of a year is capped at an hour',
       { status: 503, headers: { 'retry-after': '31536000' } },
-      { kind: 'transient', reason: 'UnifiedPush 503', blame: 'endpoint', retryAfterMs: 3_600_000 },
+      { kind: 'deferred', cause: 'failing', reason: 'UnifiedPush 503', blame: 'endpoint', retryAfterMs: 3_600_000 },
     ],
   ];
 
@@ -135,12 +135,13 @@ describe('UnifiedPush answers → outcomes', () => {
     distributor.script({ status: 307, headers: { location: target.url } });
     const device = createDeviceKeys();
     expect(await transport.send(upRegistration(distributor.register(device), device), 'high')).toEqual({
-      kind: 'transient',
+      kind: 'deferred',
+      cause: 'failing',
       reason: 'UnifiedPush 307: redirect not followed',
       blame: 'endpoint',
     });
     distributor.script({ status: 301, headers: { location: target.url } });
-    expect((await transport.send(upRegistration(distributor.register(device), device), 'high')).kind).toBe('transient');
+    expect(await transport.send(upRegistration(distributor.register(device), device), 'high')).toMatchObject({ kind: 'deferred', cause: 'failing' });
     expect(target.connections()).toBe(0);
   });
 
@@ -149,23 +150,29 @@ describe('UnifiedPush answers → outcomes', () => {
     distributor.script({ hang: true });
     const device = createDeviceKeys();
     expect(await transport.send(upRegistration(distributor.register(device), device), 'high')).toEqual({
-      kind: 'transient',
+      kind: 'deferred',
+      cause: 'failing',
       reason: 'timeout',
       blame: 'network',
     });
   });
 
-  it('reports a refused connection as transient', async () => {
+  it('reports a refused connection as failing', async () => {
     const { distributor, transport } = await world();
     const endpoint = distributor.register();
     await distributor.close();
-    expect(await transport.send(upRegistration(endpoint), 'high')).toEqual({ kind: 'transient', reason: 'connection refused', blame: 'network' });
+    expect(await transport.send(upRegistration(endpoint), 'high')).toEqual({
+      kind: 'deferred',
+      cause: 'failing',
+      reason: 'connection refused',
+      blame: 'network',
+    });
   });
 
   it('reads no more than a small cap of an endless answer', async () => {
     const total = 256 * 1024 * 1024;
     const server = await endlessServer(total);
-    const transports = createTransports(workerConfig(loopbackDev), captureLog().log);
+    const transports = createSenders(workerConfig(loopbackDev), captureLog().log);
     cleanups.push(() => transports.close());
 
     expect(await transports.unifiedpush.send(upRegistration(`${server.url}/up/x`), 'high')).toEqual({ kind: 'delivered' });
@@ -182,7 +189,7 @@ describe('UnifiedPush endpoints that can never work', () => {
     ['another scheme', 'ftp://ntfy.example/up/abc', 'endpoint scheme ftp: not allowed'],
     ['credentials in the URL', 'https://user:pw@ntfy.example/up/abc', 'endpoint carries credentials'],
   ])('%s → dead', async (_name, endpoint, reason) => {
-    const transports = createTransports(workerConfig(), captureLog().log);
+    const transports = createSenders(workerConfig(), captureLog().log);
     cleanups.push(() => transports.close());
     expect(await transports.unifiedpush.send(upRegistration(endpoint), 'high')).toEqual({ kind: 'dead', reason });
   });
