@@ -1,20 +1,22 @@
 /**
  * The capacity model's arithmetic against figures worked out by hand (not by the model): the
- * coalescing formula at its limits, Temporal Cloud's own published billing examples, and one
- * small deployment whose every figure was computed separately from the formulas of
- * docs/capacity.md.
+ * coalescing formula at its limits, Temporal Cloud's own published billing examples priced by
+ * the prices of ops/capacity/inputs.json, and one small deployment whose every figure was
+ * computed separately from the formulas of docs/capacity.md.
  */
 import { describe, expect, it } from 'vitest';
+import { loadCapacityInputs } from '../../../../ops/capacity/inputs.js';
 import {
   busyShare,
   capacity,
   cloudBill,
   defaultAssumptions,
-  temporalCloudPricing,
   tieredActionsCost,
   wakesPerSecond,
   type Measured,
-} from '../../../bench/capacity-model.js';
+} from '../../../../ops/capacity/model.js';
+
+const { temporalCloudPricing } = loadCapacityInputs();
 
 describe('wakes of one device', () => {
   it('are one per message when messages are rare, one per interval when they are not', () => {
@@ -90,7 +92,7 @@ describe('a small deployment, worked out by hand', () => {
       peakFactor: 2,
     },
     measured,
-    { ...defaultAssumptions, workerRssBudgetMiB: 1_000, cacheWindowSeconds: 10 },
+    { ...defaultAssumptions, pricing: temporalCloudPricing, workerRssBudgetMiB: 1_000, cacheWindowSeconds: 10 },
   );
   const close = (value: number, expected: number) => expect(value / expected).toBeCloseTo(1, 6);
 

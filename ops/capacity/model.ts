@@ -2,8 +2,9 @@
  * The capacity model of docs/capacity.md: from what `make bench` measured per wake, per
  * registration and per message (history events, billable actions, bytes, workflow tasks,
  * PostgreSQL writes, worker memory) to what a deployment of a given size needs. Pure
- * arithmetic, no I/O: bench/capacity.ts feeds it bench/results/latest.json and the command
- * line; test/unit/bench/capacity-model.test.ts checks it against figures worked out by hand.
+ * arithmetic, no I/O: ops/capacity/cli.ts feeds it the measured costs (bench/results/latest.json),
+ * the prices (ops/capacity/inputs.json) and the command line;
+ * test/unit/ops/capacity/model.test.ts checks it against figures worked out by hand.
  *
  * How wakes follow from messages (docs/design.md, Wakes): a device receives messages at λ per second
  * (Poisson), drains each wake at once, and is woken at most once per interval T. After a wake
@@ -22,7 +23,7 @@ export interface CycleCost {
   readonly timersFired: number;
 }
 
-/** What the benchmark measured; bench/capacity.ts reads it from bench/results/latest.json. */
+/** What the benchmark measured; ops/capacity/measured.ts reads it from bench/results/latest.json. */
 export interface Measured {
   /** A wake → drain cycle whose next message came after the interval (bench: the quiet channel). */
   readonly quietCycle: CycleCost;
@@ -91,8 +92,12 @@ export interface Assumptions {
   readonly pricing: CloudPricing;
 }
 
-/** Temporal Cloud, Pay-As-You-Go on the Business plan (see `temporalCloudPricing`). */
+/**
+ * Temporal Cloud, Pay-As-You-Go on the Business plan: the published prices, which change —
+ * ops/capacity/inputs.json keeps them with the page and the day they were read.
+ */
 export interface CloudPricing {
+  /** Where the prices come from, as the report prints it: the page and the day it was read. */
   readonly source: string;
   /** [actions in the tier, USD per million]; the last tier is open-ended. */
   readonly actionTiers: readonly (readonly [number, number])[];
@@ -109,35 +114,10 @@ export interface CloudPricing {
 }
 
 /**
- * docs.temporal.io/cloud/pricing as published in temporalio/documentation,
- * docs/evaluate/cloud/pricing.mdx (read 2026-12-03): Actions from $50 per million, volume
- * tiers on the Business plan ($50 the first 5M, $45 to 10M, $40 to 20M, $35 to 50M, $30 to
- * 100M, $25 to 200M, above that "contact Sales" — priced here at $25); Active Storage
- * $0.042/GBh, Retained $0.00105/GBh; the Business plan is the greater of $500 a month or 10 %
- * of usage and includes 2.5M Actions, 2.5 GB Active and 100 GB Retained Storage (1 GB = 744 GBh).
+ * The assumptions the command line may override, without the prices: those are dated data
+ * (ops/capacity/inputs.json), read at start-up and added as `pricing`.
  */
-export const temporalCloudPricing: CloudPricing = {
-  source:
-    'Temporal Cloud Pay-As-You-Go, Business plan: docs.temporal.io/cloud/pricing (temporalio/documentation docs/evaluate/cloud/pricing.mdx, read 2026-12-03)',
-  actionTiers: [
-    [5e6, 50],
-    [5e6, 45],
-    [10e6, 40],
-    [30e6, 35],
-    [50e6, 30],
-    [Number.POSITIVE_INFINITY, 25],
-  ],
-  activeStoragePerGBh: 0.042,
-  retainedStoragePerGBh: 0.00105,
-  planMinimumPerMonth: 500,
-  planShareOfUsage: 0.1,
-  includedActions: 2.5e6,
-  includedActiveGB: 2.5,
-  includedRetainedGB: 100,
-  gbhPerIncludedGB: 744,
-};
-
-export const defaultAssumptions: Assumptions = {
+export const defaultAssumptions: Omit<Assumptions, 'pricing'> = {
   minIntervalSeconds: 15,
   continueAsNewAfterWakes: 200,
   continueAsNewEvents: 4096,
@@ -153,7 +133,6 @@ export const defaultAssumptions: Assumptions = {
   streamMaxAgeDays: 3,
   ledgerRetentionDays: 4,
   pendingRowsPerDevice: 1,
-  pricing: temporalCloudPricing,
 };
 
 /** Wakes per second of one device receiving λ messages a second, woken at most once per T seconds. */
@@ -262,7 +241,7 @@ export interface Capacity {
   readonly sendsPerSecond: number;
 }
 
-export function capacity(workload: Workload, measured: Measured, assumptions: Assumptions = defaultAssumptions): Capacity {
+export function capacity(workload: Workload, measured: Measured, assumptions: Assumptions): Capacity {
   const { devices: d } = workload;
   const t = assumptions.minIntervalSeconds;
   const deliveries = workload.messagesPerSecond * (workload.dmShare * workload.dmAudience + (1 - workload.dmShare) * workload.serverAudience);

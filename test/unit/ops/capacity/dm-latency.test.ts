@@ -3,7 +3,8 @@
  * engine's moments (idle, during each fan-out), p50 and p99, paced beside not paced.
  */
 import { describe, expect, it } from 'vitest';
-import { dmLatencyFromBench, type ResultsFile } from '../../../bench/capacity-inputs.js';
+import type { ResultsFile } from '../../../../ops/capacity/bench-results.js';
+import { dmLatencyFromBench } from '../../../../ops/capacity/dm-latency.js';
 
 const reference = (value: number | null) => ({ name: 'reference: not paced', value });
 

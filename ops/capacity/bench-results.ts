@@ -1,0 +1,34 @@
+/**
+ * The results file `make bench` writes (bench/results/latest.json), as far as the capacity
+ * command reads it: sections by id, each with its figures and details. Every reader treats a
+ * section or field as possibly missing — files from older runs lack what later runs added.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+
+export interface ResultsFile {
+  readonly at?: string;
+  readonly sections?: readonly {
+    readonly id: string;
+    readonly measuredAt?: string;
+    readonly figures?: readonly {
+      readonly name: string;
+      readonly value: number | null;
+      readonly reference?: { readonly name: string; readonly value: number | null };
+    }[];
+    readonly details?: Record<string, unknown>;
+  }[];
+}
+
+/** A history's cost as the bench records it: counts, signals by name, events by type. */
+export type HistoryCost = {
+  events: number;
+  actions: number;
+  workflowTasks: number;
+  signals: Record<string, number>;
+  byType: Record<string, number>;
+};
+
+/** The results in `file`, or undefined when there is none (then every measured cost is a default). */
+export function readResults(file: string): ResultsFile | undefined {
+  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as ResultsFile) : undefined;
+}
