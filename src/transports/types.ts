@@ -38,30 +38,6 @@ export type FailureBlame = 'endpoint' | 'network' | 'token-endpoint' | 'internal
  */
 export type DeferralCause = 'failing' | 'rate_limited' | 'outage';
 
-/**
- * What a provider's answer means, as a raw sender classifies it: the outcomes of
- * `DeliveryOutcome` before the outage detector judged them. A failure says whose it may be
- * (`blame`); a wait the provider asked for is relative (`retryAfterMs`): a raw sender has no
- * workflow clock. Inside src/transports only.
- */
-export type ProviderAnswer =
-  /** The provider accepted the wake (any 2xx). */
-  | { readonly kind: 'delivered' }
-  /** The token or endpoint will never work again: delete the registration. */
-  | { readonly kind: 'dead'; readonly reason: string }
-  /** Our side is wrong (no FCM credentials, credentials refused, breaker open): neither the
-   *  device's fault nor fixed by retrying soon. */
-  | { readonly kind: 'misconfigured'; readonly reason: string }
-  | {
-      readonly kind: 'deferred';
-      readonly cause: 'failing';
-      readonly reason: string;
-      readonly blame: FailureBlame;
-      readonly retryAfterMs?: number;
-    }
-  /** The provider rate-limits this endpoint (UnifiedPush 429, FCM QUOTA_EXCEEDED): a back-off, never a failure. */
-  | { readonly kind: 'deferred'; readonly cause: 'rate_limited'; readonly reason: string; readonly retryAfterMs?: number };
-
 /** Sends wakes through one provider (FCM or UnifiedPush); inside src/transports only. */
 export interface PushSender {
   readonly name: TransportName;
@@ -86,9 +62,7 @@ export const wakePayload = '{"v":"1","t":"wake"}';
  * (no token, no URL).
  */
 export type DeliveryOutcome =
-  | { readonly kind: 'delivered' }
-  | { readonly kind: 'dead'; readonly reason: string }
-  | { readonly kind: 'misconfigured'; readonly reason: string }
+  | Settled
   | {
       readonly kind: 'deferred';
       readonly cause: DeferralCause;
@@ -97,6 +71,28 @@ export type DeliveryOutcome =
       readonly counts: boolean;
       readonly origin?: string;
     };
+
+/** The outcomes that need no judging: the provider took the wake, or it never will. */
+type Settled =
+  /** The provider accepted the wake (any 2xx). */
+  | { readonly kind: 'delivered' }
+  /** The token or endpoint will never work again: delete the registration. */
+  | { readonly kind: 'dead'; readonly reason: string }
+  /** Our side is wrong (no FCM credentials, credentials refused, breaker open): neither the
+   *  device's fault nor fixed by retrying soon. */
+  | { readonly kind: 'misconfigured'; readonly reason: string };
+
+/**
+ * What a provider's answer means, as a raw sender classifies it: a `DeliveryOutcome` before
+ * the outage detector judged it. A failing send says whose failure it may be (`blame`); a wait
+ * the provider asked for is relative (`retryAfterMs`): a raw sender has no workflow clock.
+ * Inside src/transports only.
+ */
+export type ProviderAnswer =
+  | Settled
+  | { readonly kind: 'deferred'; readonly cause: 'failing'; readonly reason: string; readonly blame: FailureBlame; readonly retryAfterMs?: number }
+  /** The provider rate-limits this endpoint (UnifiedPush 429, FCM QUOTA_EXCEEDED): a back-off, never a failure. */
+  | { readonly kind: 'deferred'; readonly cause: 'rate_limited'; readonly reason: string; readonly retryAfterMs?: number };
 
 export interface WakeSender {
   /**
