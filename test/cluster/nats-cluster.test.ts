@@ -1,5 +1,5 @@
 /**
- * Issue 15: a three-node JetStream cluster with the host's stream replicated three times (R3).
+ * A three-node JetStream cluster with the host's stream replicated three times (R3).
  * The bridge knows all three servers; while the chat server publishes, the node leading the
  * stream is killed with SIGKILL and started again. Every event is recorded exactly once: none
  * lost (all in the ledger), none counted twice (the reader's pending count equals the events).

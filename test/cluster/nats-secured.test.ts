@@ -1,5 +1,5 @@
 /**
- * Issue 15: the bridge against nats-servers that require TLS and credentials — user and
+ * The bridge against nats-servers that require TLS and credentials — user and
  * password, a token, and a `.creds` file (operator mode: a user JWT signed by its account, and
  * the nkey seed that proves it) — records what the chat server publishes; wrong credentials or
  * a certificate from another CA stop it at start with one line saying which.

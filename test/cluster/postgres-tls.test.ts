@@ -1,5 +1,5 @@
 /**
- * Issue 15: PostgreSQL over TLS. A private cluster serves TLS with a certificate from a CA made
+ * PostgreSQL over TLS. A private cluster serves TLS with a certificate from a CA made
  * for this test; with `sslmode=verify-full&sslrootcert=…` in DATABASE_URL the migrate command
  * and the three processes connect (on the tier's real Temporal server with mTLS) and their
  * sessions are encrypted; with the root of another CA each stops at once with one line.

@@ -1,5 +1,5 @@
 /**
- * Issue 15: the fault scenario of the faults tier on the real Temporal server (PostgreSQL,
+ * The fault scenario of the faults tier on the real Temporal server (PostgreSQL,
  * mTLS) — its process killed with SIGKILL at a seeded point of a fan-out and started again,
  * while two replicas of every process keep running. Nothing is lost and duplicate wakes stay
  * within the bound of docs/architecture.md "Crashes and duplicate wakes".

@@ -1,5 +1,5 @@
 /**
- * Issue 15 on the real Temporal server (PostgreSQL persistence, SQL visibility, frontend on
+ * On the real Temporal server (PostgreSQL persistence, SQL visibility, frontend on
  * TLS with client certificates required): the built api, worker and bridge connect with the
  * settings of docs/design.md, Production connections; UnifiedPush and FCM phones get real wakes and drain; the
  * maintenance Schedule is created by the worker and its runs complete; and a process without

@@ -1,5 +1,5 @@
 /**
- * Issue 9, processes: `kill -9` of an api, a worker and a bridge replica — one at a time, each
+ * Processes: `kill -9` of an api, a worker and a bridge replica — one at a time, each
  * twice, at seeded points of a fan-out — and a restart of each, while two replicas of every
  * process run. Afterwards every device has been woken for what was pending, every published
  * event is accounted for, and duplicate wakes stay within the bound (verdict.ts).

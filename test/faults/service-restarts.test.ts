@@ -1,5 +1,5 @@
 /**
- * Issue 9, services: NATS, PostgreSQL and the Temporal dev server each stopped and started
+ * Services: NATS, PostgreSQL and the Temporal dev server each stopped and started
  * again (same data directory, same port) at seeded points of a fan-out, one at a time, while
  * two replicas of every process keep running. Nothing is restarted by hand: the processes
  * must ride out each outage. Afterwards every device has been woken for what was pending,

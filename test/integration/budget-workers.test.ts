@@ -1,6 +1,6 @@
 /**
  * Two worker replicas on one task queue on the Temporal dev server share each device's FCM
- * wake budget (issue 19): it lives with the claim in PostgreSQL, so whichever worker runs a
+ * wake budget: it lives with the claim in PostgreSQL, so whichever worker runs a
  * device's workflow task, the device never gets more FCM wakes than the budget allows. The
  * refill is an hour, so nothing refills during the test: the bound is exact, not timed.
  */

@@ -1,8 +1,8 @@
 /**
  * The claim (one conditional UPDATE … RETURNING) against real PostgreSQL:
  * at most one outstanding wake, the minimum interval, the re-wake, priority, idempotent
- * retries, concurrent claimers, the back-off, the FCM budget (issue 19) shared by replicas,
- * and a claim racing a drain (issue 13.6).
+ * retries, concurrent claimers, the back-off, the FCM budget shared by replicas,
+ * and a claim racing a drain.
  */
 import pg from 'pg';
 import { sql } from 'slonik';
@@ -304,7 +304,7 @@ describe('claimWake and the FCM budget', () => {
   });
 });
 
-describe('claimWake concurrent with a drain (issue 13.6)', () => {
+describe('claimWake concurrent with a drain', () => {
   it('does not claim for rows a drain deleted while the claim waited for its lock', async () => {
     await addPending(10, false);
     // The drain takes the row lock and deletes the rows, and holds its transaction open

@@ -1,5 +1,5 @@
 /**
- * The no-session rule covers the whole table at any size (issue 13, item 1): 120,000
+ * The no-session rule covers the whole table at any size: 120,000
  * registrations with live sessions, then 1,000 without. The sweep walks the table in windows
  * and keeps its position in PostgreSQL, so a run whose budget ends mid-table is continued by
  * the next one: the 1,000 are gone within two maintenance runs. (The scan used to start from

@@ -2,7 +2,7 @@
  * The send activity against real PostgreSQL: what it records for each outcome. At the edge
  * the fault tests found, what it does after the provider accepted the wake must not fail it,
  * or Temporal retries the activity and the device gets the wake twice. A wake that did not go
- * through releases its claim with a back-off (issues 12 and 19): counted toward the ten only
+ * through releases its claim with a back-off: counted toward the ten only
  * when the endpoint's own, Retry-After honoured, the FCM budget given back; a configuration
  * error fails the activity, visibly, and keeps the claim.
  */

@@ -1,5 +1,5 @@
 /**
- * The FCM wake budget (issue 19) through the whole path: the registration workflow on the
+ * The FCM wake budget through the whole path: the registration workflow on the
  * time-skipping server, the real claim SQL, the real FCM transport with its OAuth token, and a
  * fake Google on loopback. A phone in a busy server channel drains every wake at once.
  */

@@ -1,6 +1,6 @@
 /**
- * Outages on our side never cost a user their registration (issue 12), and rate limits are
- * honoured without counting them as failures (issue 19): the registration workflow on the
+ * Outages on our side never cost a user their registration, and rate limits are
+ * honoured without counting them as failures: the registration workflow on the
  * time-skipping server, the real claim and send activities, the real transports and the
  * worker's outage loop, against a fake Google and a fake distributor on loopback that fail as
  * scripted for hours of workflow time.

@@ -179,7 +179,7 @@ describe('signal orderings around a drain (PostgreSQL is the truth, signals are 
     expect(h.wakes(device)).toHaveLength(1);
   });
 
-  it('a drained signal that never arrives: the next message is still woken at once (issue 13.3)', async () => {
+  it('a drained signal that never arrives: the next message is still woken at once', async () => {
     const device = await h.registerDevice();
     await h.message(device, 10);
     await h.untilWakes(device, 1);

@@ -1,5 +1,5 @@
 /**
- * The generated-request tier (issue 21): requests made from docs/openapi.yaml itself — its
+ * The generated-request tier: requests made from docs/openapi.yaml itself — its
  * schemas, parameters, media types and links — sent to the running api (real PostgreSQL, real
  * JWTs, real Temporal), as a client generated from the document would. For each request the
  * document's own validator says whether it is valid, and then:

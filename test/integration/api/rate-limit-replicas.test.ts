@@ -1,5 +1,5 @@
 /**
- * The per-user limit holds across api replicas (issue 13, item 5): two real api processes
+ * The per-user limit holds across api replicas: two real api processes
  * (`dist/src/bin/api.js`) on one PostgreSQL, a runaway client spreading its requests over
  * both. In no one-second window are more than 50 + 2 × 3 of its requests admitted (the
  * stated tolerance: each replica's free admissions before it synchronises); every refusal is

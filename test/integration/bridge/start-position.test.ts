@@ -1,5 +1,5 @@
 /**
- * Where the bridge's durable consumer starts (issue 13.4): a consumer created now starts at
+ * Where the bridge's durable consumer starts: a consumer created now starts at
  * new messages (or a configured start time), so the host stream's backlog wakes nobody; an
  * existing one resumes where it was; and the bridge says at start when the stream keeps
  * messages longer than the exactly-once ledger keeps their ids.

@@ -1,5 +1,5 @@
 /**
- * `push-admin device` shows what holds a device's wakes back (issue 19.3): the FCM budget
+ * `push-admin device` shows what holds a device's wakes back: the FCM budget
  * left and any back-off in force, read from PostgreSQL — never a token.
  */
 import { sql } from 'slonik';

@@ -1,5 +1,5 @@
 /**
- * The api's own validation and docs/openapi.yaml say the same thing (issue 21): the patterns
+ * The api's own validation and docs/openapi.yaml say the same thing: the patterns
  * are the same text, and on thousands of values generated from the document — valid ones and
  * near misses — the code accepts exactly what the document allows, but for the rules the
  * document marks as checked at run time. (The generated-request tier checks the same over
@@ -35,7 +35,7 @@ describe('the document states the code’s rules word for word', () => {
   });
 });
 
-describe('what the api refused although the document allowed it (issue 21) is now forbidden by the document', () => {
+describe('what the api refused although the document allowed it is now forbidden by the document', () => {
   it('FCM with keys', () => {
     const body = { transport: 'fcm', token: 'dQw4w9WgXcQ:APA91b', p256dh: '', auth: 'BTBZMqHH6r4Tts7J_aSIgg' };
     expect(validator('/components/schemas/RegistrationRequest')(body)).toBe(false);
