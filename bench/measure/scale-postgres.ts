@@ -26,6 +26,7 @@ import type { MaintenanceReport, MaintenanceStep } from '../../workflows/mainten
 import { fetchEvents, historyCost, typeName } from '../history.js';
 import type { Report, Section } from '../report.js';
 import type { BenchSettings } from '../settings.js';
+import { setupProse } from '../setup-prose.js';
 import { nextMessageId } from '../seed.js';
 import { namingChunk } from '../../src/bridge/signal-pending.js';
 import { bareInsert, clearChannel, nameDevices, withoutJit } from './pending-reference.js';
@@ -63,11 +64,19 @@ export async function measureScalePostgres(stack: BenchStack, report: Report, se
   await measureMaintenance(stack, report, section, world, settings.atScale.maintenanceMaxRuns);
 
   section.setup.push(
-    `A synthetic instance loaded with set-based \`INSERT … SELECT generate_series\` (no api, no workflows; ${Object.entries(world.loadSeconds)
-      .map(([step, s]) => `${step} ${s.toFixed(0)} s`)
-      .join(
-        ', ',
-      )}): ${world.registrations.toLocaleString('en-US')} users with one device each (7 in 10 on FCM with a 163-character token, the rest on UnifiedPush with an endpoint and RFC 8291 keys) and a live session, in background servers of 1,000 members with three channels each; every device has a pending row in each of its server's channels (${world.pendingRows.toLocaleString('en-US')} rows) and one notification setting; the ledger holds ${world.ledgerRows.toLocaleString('en-US')} counted events. The measured channels (${world.channels.map((c) => c.members.toLocaleString('en-US')).join(' and ')} members) have the role structure of item 6, and one member in a hundred mutes them. Due for maintenance: the last ${world.due.noSession.toLocaleString('en-US')} devices have no session, the ${world.due.notReregistered90d.toLocaleString('en-US')} before them were last registered 100 days ago, one pending row of every hundredth device was last touched 8 days ago (${world.due.untouchedPending.toLocaleString('en-US')}), and one ledger id in a hundred is 5 days old (${world.due.ledger.toLocaleString('en-US')}). PostgreSQL as the bench stack runs it (fsync on, default settings: work_mem 4 MB, JIT on).`,
+    ...setupProse('scale', {
+      loadSteps: Object.entries(world.loadSeconds)
+        .map(([step, s]) => `${step} ${s.toFixed(0)} s`)
+        .join(', '),
+      registrations: world.registrations.toLocaleString('en-US'),
+      pendingRows: world.pendingRows.toLocaleString('en-US'),
+      ledgerRows: world.ledgerRows.toLocaleString('en-US'),
+      channelSizes: world.channels.map((c) => c.members.toLocaleString('en-US')).join(' and '),
+      noSession: world.due.noSession.toLocaleString('en-US'),
+      notReregistered90d: world.due.notReregistered90d.toLocaleString('en-US'),
+      untouchedPending: world.due.untouchedPending.toLocaleString('en-US'),
+      ledgerDue: world.due.ledger.toLocaleString('en-US'),
+    }),
   );
 }
 
@@ -364,11 +373,12 @@ async function explainBridge(pool: DatabasePool, section: Section, channel: Size
     .filter(([, ms]) => ms > 0.05 * (ours.total - bare.total))
     .sort((a, b) => b[1] - a[1]);
   section.setup.push(
-    `**What the bridge's remaining gap is made of** (EXPLAIN ANALYZE of one message to the ${channel.members.toLocaleString('en-US')}-member channel; instrumentation slows every node, so read the shares): of its ${ours.total.toFixed(0)} ms against the bare INSERT's ${bare.total.toFixed(0)} ms, ${gap
-      .map(([c, ms]) => `${c} ${ms.toFixed(0)} ms`)
-      .join(
-        ', ',
-      )}. What both pay alike — the foreign-key check of each new row against push_registrations and the heap and index insert — is most of the bare INSERT; the bridge adds deciding who may see the channel, the mute probes, finding the recipients' registrations, arbitrating the upsert (ON CONFLICT: the row may exist). The created devices are named after the commit, beside their signals (a figure of its own above).`,
+    ...setupProse('scale-bridge-gap', {
+      members: channel.members.toLocaleString('en-US'),
+      oursMs: ours.total.toFixed(0),
+      bareMs: bare.total.toFixed(0),
+      gap: gap.map(([c, ms]) => `${c} ${ms.toFixed(0)} ms`).join(', '),
+    }),
   );
 }
 
@@ -439,7 +449,14 @@ async function reportJit(pool: DatabasePool, section: Section, channel: SizedCha
           .join(', ')})`;
   section.details.jit = { estimatedCost: cost, byDefault: byDefault.JIT ?? null, optimized: optimized.JIT ?? null };
   section.setup.push(
-    `**JIT**: the bridge's transaction turns PostgreSQL's JIT compilation off (\`SET LOCAL jit = off\`). For its upsert to the ${channel.members.toLocaleString('en-US')}-member channel (estimated cost ${cost.toFixed(0)}), JIT with PostgreSQL's default thresholds would take ${describe(byDefault)}; past jit_optimize_above_cost and jit_inline_above_cost (500,000 by default, which a channel of roughly ${Math.ceil((500_000 / cost) * channel.members).toLocaleString('en-US')} members reaches), ${describe(optimized)} — paid again for every message (the whole statement with default JIT: ${byDefault['Execution Time'].toFixed(0)} ms, instrumented). The bare references, the parts and the EXPLAIN tables run with JIT off too, like for like.`,
+    ...setupProse('scale-jit', {
+      members: channel.members.toLocaleString('en-US'),
+      cost: cost.toFixed(0),
+      withDefaultThresholds: describe(byDefault),
+      membersForThresholds: Math.ceil((500_000 / cost) * channel.members).toLocaleString('en-US'),
+      pastThresholds: describe(optimized),
+      executionMs: byDefault['Execution Time'].toFixed(0),
+    }),
   );
 }
 
@@ -571,9 +588,7 @@ async function measureDrain(pool: DatabasePool, report: Report, section: Section
     unit: 'ms',
     reference: { name: refName, value: quantile(bare, 0.99) },
   });
-  section.setup.push(
-    `**Drain**: ${devices} devices spread over the table drained one after another through \`drainPending\` (the api's transaction: clear the outstanding wake, \`DELETE … RETURNING\` the device's rows, re-check their channels through \`channelViewers\`; ${items} items returned), alternating with ${devices} other devices drained by the bare statements; one connection, no HTTP.`,
-  );
+  section.setup.push(...setupProse('scale-drain', { devices, items }));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -706,9 +721,7 @@ async function measureMaintenance(stack: BenchStack, report: Report, section: Se
     ]),
   });
   section.details.maintenance = { references, runs };
-  section.setup.push(
-    `**Maintenance**: the maintenance workflow as this tree has it, started the way its Schedule starts it, on a worker process (\`dist/src/bin/worker.js\`, task queue bench-scale), with the steps ${maintenanceSteps.join(', ')} (a tree whose run also reconciles Temporal with PostgreSQL is told to leave that out: with a million registrations and no workflows it would start a million). Every scan's stored position is cleared first, so the first run starts each rule at the beginning of its table; further runs follow while a step is unfinished (its budget: 30 activity calls of at most 100 windows of 1,000 rows or 20 s), each going on from the stored positions (at most ${maxRuns} runs). The session sweep's full pass is its activity time summed over the runs until its pass reached the end of the table. Each rule's time is read from the run's history (activity scheduled → completed). References: each rule as one bare \`DELETE\` over its whole table, in a transaction rolled back, measured just before the first run on the same rows. A rule that deletes registrations also tells each one's workflow to stop — one Temporal call per registration (here none exist: each answers "not found"), which is most of that rule's time when its bare DELETE takes milliseconds; the session sweep's time is its windows: one statement per window of registrations, as many as the table has.`,
-  );
+  section.setup.push(...setupProse('scale-maintenance', { steps: maintenanceSteps.join(', '), maxRuns }));
 }
 
 async function maintenanceRun(stack: BenchStack, run: number): Promise<RunCost> {

@@ -15,6 +15,7 @@ import { buildWorker } from '../../temporal/worker.js';
 import { pendingSignal, type RegistrationWorkflowInput } from '../../workflows/registration-messages.js';
 import type { Report } from '../report.js';
 import type { BenchSettings } from '../settings.js';
+import { setupProse } from '../setup-prose.js';
 import { devicesFor, insertRegistrations, nextIds, seedUsers } from '../seed.js';
 import type { BenchStack } from '../stack.js';
 import { benchTemporalConnection } from '../temporal-connection.js';
@@ -69,9 +70,7 @@ export async function measureWakePath(stack: BenchStack, report: Report, setting
     reference: { name: reference, value: regular.events },
     headline: 'local activities',
   });
-  section.setup.push(
-    `${settings.wakePath.devices} devices, one at a time, each with a pending DM row: signal-with-start of its workflow (in-process worker built by \`buildWorker\`), until the wake reaches the fake distributor. "Regular" runs the same workflow with \`activityKind: 'regular'\`. This is the measurement behind the choice of local activities in [architecture.md](architecture.md#local-or-regular-activities--decided-by-measurement).`,
-  );
+  section.setup.push(...setupProse('wake-path', { devices: settings.wakePath.devices }));
 }
 
 async function measureKind(
