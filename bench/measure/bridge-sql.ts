@@ -13,6 +13,7 @@ import { recordChannelEvents } from '../../src/bridge/record-events.js';
 import type { FakeDistributor } from '../../simulator/distributor.js';
 import type { Report } from '../report.js';
 import type { BenchSettings } from '../settings.js';
+import { setupProse } from '../setup-prose.js';
 import { insertRegistrations, nextMessageId, seedServer } from '../seed.js';
 import type { BenchStack } from '../stack.js';
 import { median } from '../stats.js';
@@ -77,9 +78,7 @@ export async function measureBridgeSql(stack: BenchStack, report: Report, settin
     unit: '/s',
     reference: { name: 'bare INSERT', value: recipients / (median(samples.bareInsert) / 1000) },
   });
-  section.setup.push(
-    `One server of ${n} members plus its owner (the author), @everyone with VIEW_CHANNEL, three roles held by three members in four, a role overwrite allowing and one denying on the channel; one registration per member. Ours is \`recordChannelEvents\` (src/bridge/record-events.ts) — the whole transaction the bridge commits before signalling: channel check, ledger insert, recipients (\`channelViewers\` + mutes), the upsert with its per-recipient aggregation, the created rows' registration ids returned (their devices are named after the commit, beside the signals). The reference inserts the same ${n} (registration, channel) rows from a list of their ids, in one transaction. Medians of ${repeats} rounds after one warm-up round; rows deleted and \`VACUUM\`ed between rounds. PostgreSQL with fsync on, so each commit waits for the disk.`,
-  );
+  section.setup.push(...setupProse('bridge-sql', { recipients: n, repeats }));
   await pool.query(sql.unsafe`DELETE FROM push_processed_events`);
   await clear();
 }

@@ -10,6 +10,7 @@ import { createRegistrationActivities } from '../../activities/registration.js';
 import { createLogger } from '../../src/log.js';
 import type { Report } from '../report.js';
 import type { BenchSettings } from '../settings.js';
+import { setupProse } from '../setup-prose.js';
 import { nextIds, seedUsers } from '../seed.js';
 import type { BenchStack } from '../stack.js';
 
@@ -56,8 +57,6 @@ export async function measureClaim(stack: BenchStack, report: Report, settings: 
     reference: { name: 'bare one-row UPDATE', value: bare },
     headline: 'claim SQL',
   });
-  section.setup.push(
-    `${devices} devices with a pending row, ${rounds} rounds in which every device is claimed once (each round past the previous one's re-wake, so every claim succeeds), all devices of a round at once over a pool of 20 connections. The reference updates the same rows by the same key with a plain \`UPDATE … SET wake_outstanding, last_woken_at\`. Since issue 13.6 a claim is a short transaction of two statements (\`SELECT … FOR NO KEY UPDATE\`, then the conditional UPDATE in a new snapshot, so that a claim waiting behind a drain sees what the drain committed): four round trips where there was one, which is most of the gap to the reference.`,
-  );
+  section.setup.push(...setupProse('claim', { devices, rounds }));
   await pool.query(sql.unsafe`DELETE FROM push_registrations WHERE user_id = ANY(${sql.array(users, 'int8')})`);
 }

@@ -19,6 +19,7 @@ import type { DistributorTap } from '../distributor-tap.js';
 import type { Report, Section } from '../report.js';
 import { devicesFor, insertRegistrations, messageEvent, nextIds, seedServer, seedUsers, type BenchDevice, type ServerWorld } from '../seed.js';
 import type { BenchSettings } from '../settings.js';
+import { setupProse } from '../setup-prose.js';
 import type { BenchStack, RunningApps, TemporalEngine } from '../stack.js';
 import { quantile, sleep } from '../stats.js';
 
@@ -64,11 +65,14 @@ export async function measureDmLatency(stack: BenchStack, report: Report, settin
   );
   const { idleDms, dmEveryMs, smallEveryMs } = settings.dmLatency;
   section.setup.push(
-    `${onServer ? 'On the real Temporal server (PostgreSQL persistence, mTLS; the stack of `fan-out-server`). ' : 'On the Temporal dev server. '}` +
-      `The bridge and worker processes as in production (dist/src/bin), once with the bridge's pacing of server channels' signals at its default (**ours**, BRIDGE_CHANNEL_BACKLOG_MS=500) and once without it (**reference**, BRIDGE_CHANNEL_BACKLOG_MS=0: today's signals, all at once), each side on a task queue and worlds of its own. ` +
-      `Idle: ${idleDms} DMs one after another on a quiet stack. Then for each size a message to a server channel of that many member devices (UnifiedPush, workflows not yet started, as in 1–3); while it fans out a DM every ${dmEveryMs} ms, each to a callee of its own (a fresh device: no interval holds it back), and a message every ${smallEveryMs / 1000} s to a ${smallMembers}-member server of its own (between servers). ` +
-      `A fan-out is measured until its last wake or for at most ${settings.dmLatency.windowMs(settings.dmLatency.sizes.at(-1)!) / 1000} s (the largest size; wakes per second are then those within the window). ` +
-      `Latency: the message's \`created_at\` (taken when it is published) → its wake at the fake distributor; for a small server, → the last of its ${smallMembers} wakes. Only the DMs and small-server messages published before the fan-out's last wake count. p99 of a few dozen samples is close to their maximum.`,
+    ...setupProse('dm-latency', {
+      engine: onServer ? 'the real Temporal server (PostgreSQL persistence, mTLS; the stack of `fan-out-server`)' : 'the Temporal dev server',
+      idleDms,
+      dmEveryMs,
+      smallEverySeconds: smallEveryMs / 1000,
+      smallMembers,
+      windowSeconds: settings.dmLatency.windowMs(settings.dmLatency.sizes.at(-1)!) / 1000,
+    }),
   );
   const runs = {} as Record<Side, SideRun>;
   for (const side of sides) {
@@ -369,7 +373,5 @@ function reportFigures(report: Report, section: Section, runs: Record<Side, Side
     });
   });
   const load = section.details.loadAverage as { min: number; max: number };
-  section.setup.push(
-    `The machine's load average (1 min) while this ran: ${load.min.toFixed(1)} to ${load.max.toFixed(1)} on ${os.cpus().length} cores.`,
-  );
+  section.setup.push(...setupProse('dm-latency-load', { loadMin: load.min.toFixed(1), loadMax: load.max.toFixed(1), cores: os.cpus().length }));
 }

@@ -9,6 +9,7 @@ import { sql } from 'slonik';
 import { Agent, request } from 'undici';
 import type { Report } from '../report.js';
 import type { BenchSettings } from '../settings.js';
+import { setupProse } from '../setup-prose.js';
 import { forkHelper, type Helper } from '../children/ipc.js';
 import { registerAll, settledHistoryLengths, withApi, type ApiDevice } from '../devices.js';
 import type { DistributorTap } from '../distributor-tap.js';
@@ -143,21 +144,13 @@ export async function measureDrainApi(stack: BenchStack, report: Report, setting
       ],
     }),
   );
-  section.setup.push(
-    `${count} devices, registered through \`PUT\` (so each has a running, idle workflow), each with a pending row in ${channelsPerDevice} channels of a server it may see; ${rounds} rounds after a warm-up, each round refilling the rows and then draining every device once through ${concurrency} keep-alive connections, first the api then the reference. **Ours** is the api process (\`dist/src/bin/api.js\`): JWT verification, rate limit, the drain transaction (\`drainPending\`: clear the outstanding wake, \`DELETE … RETURNING\`, the visibility re-check through \`channelViewers\`), and nothing to Temporal (the device's workflow learns of the drain from its next claim). **Reference**: a Koa app with one handler calling the same \`drainPending\` on a pool built the same way, in its own process, with the device in two headers. Every response is checked (${channelsPerDevice} items each).`,
-  );
-  section.setup.push(
-    "The shared per-user rate limit (one-second windows counted in PostgreSQL, a batched synchronisation every 25 ms; docs/architecture.md) is part of **ours**; its cost alone is the bare handler behind the same `SharedRateLimit`, against the bare handler without it, and the api's own synchronisations as its `/metrics` count them. Each device is its own user, one drain per round: every request is a free admission, recorded by the next synchronisation.",
-  );
+  section.setup.push(...setupProse('drain-api', { devices: count, channelsPerDevice, rounds, concurrency }));
   const burstsOf = (bursts: Burst[]) => bursts.map((b) => ({ requests: b.latencies.length, seconds: b.seconds }));
   section.details.bursts = {
     ours: burstsOf(ours),
     reference: burstsOf(reference),
     bareWithRateLimit: burstsOf(bareLimited),
   };
-  section.setup.push(
-    '**What the gap is made of**, read from the two steps between the bare handler and the api, measured in the same rounds: the shared rate limit (bare + rate limit vs bare), and the rest (api vs bare + rate limit): JWT verification, routing, the error and latency middleware, metrics. A ratio above 1 between two steps is noise: the machine is shared.',
-  );
   section.details.rateLimitSyncs = syncs;
 }
 

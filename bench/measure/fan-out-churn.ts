@@ -20,6 +20,7 @@ import { withApi, type ApiDevice } from '../devices.js';
 import type { DistributorTap } from '../distributor-tap.js';
 import type { Report } from '../report.js';
 import type { BenchSettings } from '../settings.js';
+import { setupProse } from '../setup-prose.js';
 import { insertRegistrations, messageEvent, seedServer, type ServerWorld } from '../seed.js';
 import type { BenchStack, RunningApps } from '../stack.js';
 import { quantile, sleep } from '../stats.js';
@@ -40,7 +41,15 @@ export async function measureFanOutChurn(stack: BenchStack, report: Report, sett
   const { members, churnShare, messages, messageEveryMs, concurrency, deadlineMs } = settings.fanOutChurn;
   const churning = Math.round(members * churnShare);
   section.setup.push(
-    `Two server channels of ${members.toLocaleString('en-US')} members each (its own server; roles and overwrites as in 1–3), one UnifiedPush registration with RFC 8291 keys per member, inserted as \`PUT\` would; api, bridge and worker processes (\`dist/src/bin/{api,bridge,worker}.js\`, production settings). The owner writes ${messages} messages, one every ${messageEveryMs} ms, then one more when the churn is over. **Ours**: meanwhile ${churning.toLocaleString('en-US')} members (${Math.round(churnShare * 100)} %) log out and back in, ${concurrency} at a time, spread over the messages: the host revokes the session, the app unregisters (\`DELETE /api/push/registration\`), then a new session and a \`PUT\` with a new endpoint. **Reference**: the other channel, the same messages, nobody churning. Each member registered at the end is owed a wake by the first message published after its registration; wake latency = that message's publish → the first wake on its endpoint at the distributor (nobody drains, so later messages coalesce into that wake). Failed deliveries: the bridge's \`push_bridge_events_total{outcome="failed"}\` over the run (each is redelivered after a back-off). Deadline ${Math.round(deadlineMs / 1000)} s after the last message.`,
+    ...setupProse('fan-out-churn', {
+      members: members.toLocaleString('en-US'),
+      messages,
+      messageEveryMs,
+      churning: churning.toLocaleString('en-US'),
+      churnPercent: Math.round(churnShare * 100),
+      concurrency,
+      deadlineSeconds: Math.round(deadlineMs / 1000),
+    }),
   );
   const quietWorld = await seededWorld(stack, tap, members);
   const churnWorld = await seededWorld(stack, tap, members);

@@ -20,6 +20,7 @@ import { forkHelper, type Helper } from '../children/ipc.js';
 import { fetchEvents, historyCost } from '../history.js';
 import type { Report, Section } from '../report.js';
 import type { BenchSettings } from '../settings.js';
+import { setupProse } from '../setup-prose.js';
 import { insertRegistrations, messageEvent, seedServer, type ServerWorld } from '../seed.js';
 import type { BenchStack, RunningApps, TemporalEngine } from '../stack.js';
 import { quantile, sleep } from '../stats.js';
@@ -62,13 +63,13 @@ export async function measureFanOut(stack: BenchStack, report: Report, settings:
   const section = onServer
     ? report.section(sectionId.server, '1–3 on the real Temporal server: fan-out to a server channel', 'fan-out-server')
     : report.section(sectionId['dev-server'], '1–3. Fan-out: one message to a server channel');
-  if (onServer) {
-    section.setup.push(
-      "The same measurement as 1–3 above, on a stack of its own whose Temporal is the real server (`go.temporal.io/server`, the services a production cluster runs: frontend, history, matching, worker) with PostgreSQL persistence and SQL visibility in the stack's PostgreSQL, and its frontend on TLS with client certificates required (devstack/temporal-server.ts); every process connects with the stack's TEMPORAL_TLS_* files, as in production. One history shard set and one process of each service on the same two cores as everything else: the production-fidelity target, not a tuned cluster.",
-    );
-  }
+  if (onServer) section.setup.push(...setupProse('fan-out-server'));
   section.setup.push(
-    `Each size is its own server (members plus the owner, who writes the message; roles and overwrites as in item 6), one UnifiedPush registration with RFC 8291 keys per member, inserted as \`PUT\` would; their workflows do not exist yet, so each device costs a signal-with-start that starts its workflow (in production a registered device's workflow already runs, idle, since its \`PUT\`, and the message costs a signal to it instead; the ceiling makes the same choice, so the comparison holds). **Ours**: the event is published to JetStream; the bridge process and the worker process (\`dist/src/bin/{bridge,worker}.js\`, production settings: signals 16 at a time per event, worker cache 2,000 workflows, 100 local-activity slots, a pool of 10 connections) do the rest; the clock stops when the fake distributor (in the benchmark process, decrypting every wake) has received the last one. **Engine ceiling**: the benchmark process makes the same number of signal-with-starts, 16 at a time, to a trivial workflow that waits for the signal and runs one no-op local activity (bench/workflows/ceiling.ts), on a worker process built by the same \`createWorker\`; arrivals are the activity's runs. **Floor**: one helper process posts the same wakes to the same endpoints through the production UnifiedPush transport, ${floorConcurrency} at a time (the worker's local-activity slots). Wakes per second = devices ÷ time to the last arrival. Each side first runs once on ${warmUpDevices} other devices, not counted (first activations load code and open connections). The bridge's own time (event received → every signal accepted) comes from its \`push_bridge_event_duration_seconds\` metric. The deadline is ${Math.round((settings.fanOut.deadlineMs(settings.fanOut.sizes.at(-1)!) * (onServer ? 2 : 1)) / 1000)} s for the largest size; a run that misses it is reported with what had arrived.`,
+    ...setupProse('fan-out', {
+      floorConcurrency,
+      warmUpDevices,
+      deadlineSeconds: Math.round((settings.fanOut.deadlineMs(settings.fanOut.sizes.at(-1)!) * (onServer ? 2 : 1)) / 1000),
+    }),
   );
   const worlds: ServerWorld[] = [];
   for (const size of [warmUpDevices, ...settings.fanOut.sizes]) {
@@ -370,7 +371,5 @@ export function compareEngines(report: Report): void {
       });
     }
   }
-  section.setup.push(
-    `Every figure of the fan-out measured on ${engineName.server} (value) beside the same figure on ${engineName['dev-server']} (reference), both from this run, on the same machine one after the other: ours (bridge → workflows → UnifiedPush) and the engine ceiling (signal-with-start → one no-op local activity). A ratio above 1 for a time, or below 1 for a rate, is what the real server costs here over the dev server.`,
-  );
+  section.setup.push(...setupProse('engines', { serverEngine: engineName.server, devServerEngine: engineName['dev-server'] }));
 }

@@ -32,6 +32,7 @@ import { stateQuery } from '../../workflows/registration-messages.js';
 import type { Report } from '../report.js';
 import { seedUsers } from '../seed.js';
 import type { BenchSettings } from '../settings.js';
+import { setupProse } from '../setup-prose.js';
 import type { BenchStack } from '../stack.js';
 import { median, quantile, sum } from '../stats.js';
 
@@ -359,8 +360,10 @@ function reportResults(report: Report, section: ReturnType<Report['section']>, s
   section.details.dmLatenciesMs = { on: dmOn, off: dmOff };
   section.details.quantiles = { dmAtPhoneP95On: quantile(dmOn.atPhone, 0.95), dmAtPhoneP95Off: quantile(dmOff.atPhone, 0.95) };
   section.setup.push(
-    `${settings.fcmBudget.devices} FCM devices in one server channel with a message every 5 s for ${Math.round(settings.fcmBudget.durationMs / 60_000)} minutes of workflow time, each draining every wake at once (within a 5 s step), each with a DM every ${settings.fcmBudget.dmEveryMs / 60_000} minutes from minute 10 on; run twice: \`PUSH_FCM_WAKE_BURST=0\` (the budget off, as before issue 19) and the defaults (burst 20, one more every 180 s, 5 kept for DMs).`,
-    "It runs on Temporal's **time-skipping test server**, not in real time: an hour per setting would not fit in `make bench`. Everything else is real — the registration workflow, the claim and send activities on this stack's PostgreSQL, the FCM transport with its OAuth token, the local FCM stand-in answering 200 — and every figure is a count or a workflow-time interval, so it does not depend on the machine.",
-    "FCM answers 200 to a collapsible message it throttles and delivers it later (a burst of 20 per device, then one every 3 minutes; a newer wake with the same collapse key replaces a delayed one), so \"on the phone\" is modelled from the requests actually sent with that published rule. With the budget off, the chatter spends FCM's burst within minutes and every later wake, a DM's included, waits at Google for the next refill; with it on, the service spends the budget itself, keeps 5 wakes for DMs, and a DM's HIGH wake goes out within the 15 s interval and is not throttled.",
+    ...setupProse('fcm-budget', {
+      devices: settings.fcmBudget.devices,
+      minutes: Math.round(settings.fcmBudget.durationMs / 60_000),
+      dmEveryMinutes: settings.fcmBudget.dmEveryMs / 60_000,
+    }),
   );
 }

@@ -18,6 +18,7 @@ import type { DistributorTap } from '../distributor-tap.js';
 import { addCosts, fetchEvents, historyCost, scaleCost, type HistoryCost } from '../history.js';
 import type { Report, Section } from '../report.js';
 import type { BenchSettings } from '../settings.js';
+import { setupProse } from '../setup-prose.js';
 import { devicesFor, messageEvent, seedServer, seedUsers, type ServerWorld } from '../seed.js';
 import type { BenchStack, RunningApps } from '../stack.js';
 import { median, quantile, sleep } from '../stats.js';
@@ -111,9 +112,7 @@ export async function measureLiveTraffic(
     });
     reportResults(report, section, { cohorts, logs, costs, messages, durationMs, quietEveryMs });
     if (meanwhile !== undefined) {
-      section.setup.push(
-        `Meanwhile, on another worker process and task queue, ${meanwhile.what} ran (a burst of workflow starts for half a minute or so). It shares the Temporal server with these devices; the counts above do not depend on timing unless a wake were delayed by most of the 15 s interval.`,
-      );
+      section.setup.push(...setupProse('live-traffic-meanwhile', { meanwhile: meanwhile.what }));
     }
   } finally {
     tap.listen(undefined);
@@ -180,7 +179,7 @@ function reportResults(
   const wakes = (d: ApiDevice) => logs.get(d.workflowId)!.wakes.length;
   const since = (d: ApiDevice) => costs.get(d.workflowId)!.since;
   const failures = cohorts.flatMap((c) => c.devices).reduce((a, d) => a + logs.get(d.workflowId)!.drainFailures, 0);
-  if (failures > 0) section.setup.push(`**${failures} drains failed** during the run.`);
+  if (failures > 0) section.setup.push(...setupProse('live-traffic-drain-failures', { failures }));
 
   // Item 5: the busy channel.
   const busy = cohort('busy');
@@ -352,7 +351,15 @@ function reportResults(
   );
   section.details.quietWakeMedianOffsetMs = wakeToDrainNote;
   section.setup.push(
-    `Real time: ${Math.round(durationMs / 1000)} s of traffic with the design's intervals (\`PUSH_MIN_INTERVAL_MS\` 15 s, \`PUSH_REWAKE_AFTER_MS\` 15 min) — nothing is compressed. The api, worker and bridge processes run with production settings; devices (UnifiedPush, RFC 8291 keys, endpoints on the fake distributor) register through \`PUT\`, which starts their workflows, and drain through \`POST /api/push/drain\` the moment a wake arrives. **Busy**: ${busy.length} members of a server whose channel gets one message per second (${messages.busy} messages) from its owner. **Quiet**: ${quiet.length} members of another server whose channel gets a message every ${Math.round(run.quietEveryMs / 1000)} s (${messages.quiet} messages), longer than the minimum interval, so each message is one clean wake → drain cycle. **Idle**: ${idle.length} registered devices with nothing else. After the traffic the run waits until no device has a pending row, an outstanding wake or a drain in flight, then reads every history; costs are the events after the registration had settled, divided by the wakes the distributor received. The design ceiling counts the first wake plus one per 15 s of traffic. Actions follow Temporal Cloud's rules (a signal-with-start that starts is one; all local-activity markers of one workflow task are one; workflow tasks are free); queries are not in histories and none were made.`,
+    ...setupProse('live-traffic', {
+      seconds: Math.round(durationMs / 1000),
+      busyDevices: busy.length,
+      busyMessages: messages.busy,
+      quietDevices: quiet.length,
+      quietEverySeconds: Math.round(run.quietEveryMs / 1000),
+      quietMessages: messages.quiet,
+      idleDevices: idle.length,
+    }),
   );
 }
 

@@ -12,6 +12,7 @@ import { maintenanceWorkflowType } from '../../temporal/names.js';
 import type { MaintenanceReport } from '../../workflows/maintenance.js';
 import type { Report } from '../report.js';
 import type { BenchSettings } from '../settings.js';
+import { setupProse } from '../setup-prose.js';
 import type { BenchStack, RunningApps } from '../stack.js';
 import { median } from '../stats.js';
 
@@ -104,7 +105,15 @@ export async function measureMaintenanceSweep(stack: BenchStack, report: Report,
     reference: { name: bareName, value: registrations / (median(reference) / 1000) },
   });
   section.setup.push(
-    `${scale} registrations (users ${firstUserId}…, one device each, loaded with \`INSERT … SELECT generate_series\`; ${seedSeconds.toFixed(0)} s), all but the last ${withoutSession.toLocaleString('en')} with a live refresh token. **Ours**: the maintenance workflow with only its no-session step, on a worker process (\`dist/src/bin/worker.js\`), timed from start to result: ${windows.toLocaleString('en')} windows of 1,000 registrations by primary key, each one statement (an index probe per registration into the host's \`refresh_tokens (user_id, device_id)\` index, the doomed rows deleted \`FOR UPDATE SKIP LOCKED\`), the position saved after each, up to 100 windows or 20 s per activity call; the ${withoutSession.toLocaleString('en')} deleted registrations' workflows are told to stop (there are none: each signal answers "not found"). **Reference**: the rule as one statement over the whole table, in a transaction rolled back. ${rounds} rounds after a warm-up; medians. (${total} registrations remained after cleanup.)`,
+    ...setupProse('sweep', {
+      registrations: scale,
+      firstUserId,
+      seedSeconds: seedSeconds.toFixed(0),
+      withoutSession: withoutSession.toLocaleString('en'),
+      windows: windows.toLocaleString('en'),
+      rounds,
+      remaining: total,
+    }),
   );
   section.details.sweep = { ours, reference, reports };
 }

@@ -14,6 +14,7 @@ import { z } from 'zod';
 import { clearOutageBackoffs, recoveryPage } from '../../src/worker/outage-recovery.js';
 import type { Report } from '../report.js';
 import type { BenchSettings } from '../settings.js';
+import { setupProse } from '../setup-prose.js';
 import type { BenchStack } from '../stack.js';
 
 /** Seeded users' ids start here, clear of every other measurement's. */
@@ -96,7 +97,13 @@ export async function measureOutageRecovery(stack: BenchStack, report: Report, s
       },
     });
     section.setup.push(
-      `${scale} registrations (users ${firstUserId}…, one device each, loaded with \`INSERT … SELECT generate_series\`; ${seedSeconds.toFixed(0)} s), every one held back by one origin's outage (\`backoff_origin\` set), no wake pending. **Ours**: \`clearOutageBackoffs\` (src/worker/outage-recovery.ts), the worker's recovery, timed to the end: keyset pages of ${recoveryPage} (\`backoff_origin = $k AND id > $last ORDER BY id\`, \`FOR UPDATE SKIP LOCKED\`) on the index (backoff_origin, id), autocommit per page. **Reference**: the query before migration 000027 (\`backoff_origin = $k ORDER BY id LIMIT ${recoveryPage}\`, repeated) on the single-column index it had, in one transaction rolled back, stopped after ${(referenceCapMs / 1000).toFixed(0)} s: each of its pages reads every row still held (and, inside its transaction, every one it already cleared), so each page is slower than the last.`,
+      ...setupProse('outage-recovery', {
+        registrations: scale,
+        firstUserId,
+        seedSeconds: seedSeconds.toFixed(0),
+        pageSize: recoveryPage,
+        referenceCapSeconds: (referenceCapMs / 1000).toFixed(0),
+      }),
     );
     section.details.outageRecovery = { ours: { cleared, ms, pages }, reference };
   } finally {

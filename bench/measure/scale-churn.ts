@@ -24,6 +24,7 @@ import type { DistributorTap } from '../distributor-tap.js';
 import { addCosts, fetchEvents, historyCost, scaleCost, type HistoryCost } from '../history.js';
 import type { Report, Section } from '../report.js';
 import type { BenchSettings } from '../settings.js';
+import { setupProse } from '../setup-prose.js';
 import { devicesFor, insertRegistrations, seedUsers, type BenchDevice } from '../seed.js';
 import type { BenchStack, RunningApps } from '../stack.js';
 import { median, quantile, sleep } from '../stats.js';
@@ -335,7 +336,5 @@ function reportChurn(
     wakeCycle: run.wake,
     appStartsPerDay,
   };
-  section.setup.push(
-    `${count} devices (UnifiedPush with RFC 8291 keys) register through the api process (\`dist/src/bin/api.js\`: JWT, rate limit, the registration upsert, then the signal-with-start it awaits) with a worker process running their workflows, ${concurrency} requests at a time over keep-alive connections: first as new devices (each \`PUT\` starts a workflow), then all again (each signals the running workflow, as an app restart does). **Reference**: ${count} other devices, their rows inserted as \`PUT\` writes them, get the same \`signalRegistered\` signal-with-start straight from the benchmark process, at the same concurrency, on the same worker — the Temporal call alone, without HTTP, authentication and PostgreSQL. 20 devices first, not counted. Histories are counted once every workflow has settled (its last workflow task completed), over up to 200 devices; PostgreSQL's writes are its counters (transactions from \`pg_stat_database\`, WAL flushes from \`pg_stat_wal\`, rows from \`pg_stat_user_tables\`, the WAL position) across the re-registration round, api and worker together, divided by the devices. Per day assumes ${appStartsPerDay} app starts a day (a parameter of the capacity command). Wake → drain: ${run.wake.devices} of the devices get a pending DM row and the bridge's \`pending\` signal; each drains through the api when its wake reaches the fake distributor.`,
-  );
+  section.setup.push(...setupProse('scale-churn', { devices: count, concurrency, appStartsPerDay, wakeDevices: run.wake.devices }));
 }

@@ -1,10 +1,13 @@
 /**
- * Signal → wake on the dev server with the claim and send as local activities (our choice)
- * and as regular ones (the reference): the latency of a device's first wake and the history
- * events it costs. These numbers back the decision in docs/architecture.md.
+ * Signal → wake on the dev server with the claim and send as local activities (ours: the
+ * registration workflow, from the production bundle) and as regular ones (the reference:
+ * bench/workflows/regular-activities.ts, the same first wake with the same activities): the
+ * latency of a device's first wake and the history events it costs. These numbers back the
+ * decision in docs/architecture.md.
  */
+import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, type Worker, type WorkerOptions } from '@temporalio/worker';
 import { sql } from 'slonik';
 import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log.js';
@@ -13,12 +16,26 @@ import { createTransports } from '../../src/transports/index.js';
 import { registrationWorkflowId, registrationWorkflowType } from '../../temporal/names.js';
 import { buildWorker } from '../../temporal/worker.js';
 import { pendingSignal, type RegistrationWorkflowInput } from '../../workflows/registration-messages.js';
+import { typeName } from '../history.js';
 import type { Report } from '../report.js';
 import type { BenchSettings } from '../settings.js';
+import { setupProse } from '../setup-prose.js';
 import { devicesFor, insertRegistrations, nextIds, seedUsers } from '../seed.js';
 import type { BenchStack } from '../stack.js';
 import { benchTemporalConnection } from '../temporal-connection.js';
 import { quantile, sleep } from '../stats.js';
+import { regularActivitiesWorkflowType } from '../workflows/regular-activities.js';
+
+/** The reference workflow as built into dist-tools, next to this file's own build. */
+const regularActivitiesWorkflowPath = fileURLToPath(new URL('../workflows/regular-activities.js', import.meta.url));
+
+interface KindResult {
+  readonly p50: number;
+  readonly p95: number;
+  readonly events: number;
+  /** The event types of the first device's history, in order. */
+  readonly history: readonly string[];
+}
 
 export async function measureWakePath(stack: BenchStack, report: Report, settings: BenchSettings, distributor: FakeDistributor): Promise<void> {
   const section = report.section('wake-path', 'Wake path: local vs regular activities');
@@ -28,31 +45,36 @@ export async function measureWakePath(stack: BenchStack, report: Report, setting
   const config = loadConfig('worker', { DATABASE_URL: stack.databaseUrl, PUSH_UP_ALLOW_PRIVATE: 'true', PUSH_UP_ALLOW_HTTP: 'true' });
   const log = createLogger({ level: 'silent', name: 'bench' });
   const transports = createTransports(config, log);
-  const taskQueue = 'bench-wake-path';
-  const worker = await buildWorker({
-    connection: nativeConnection,
-    namespace: 'default',
-    taskQueue,
-    pool: stack.pool,
-    log,
-    policy: config.wakePolicy,
-    transports,
-    temporal: client,
-  });
-  const running = worker.run();
-  const results: Record<string, { p50: number; p95: number; events: number }> = {};
+  const workerOn = (taskQueue: string, overrides?: Partial<WorkerOptions>) =>
+    buildWorker({
+      connection: nativeConnection,
+      namespace: 'default',
+      taskQueue,
+      pool: stack.pool,
+      log,
+      policy: config.wakePolicy,
+      transports,
+      temporal: client,
+      ...(overrides === undefined ? {} : { overrides }),
+    });
+  const measure = { stack, client, distributor, devices: settings.wakePath.devices };
+  let local: KindResult;
+  let regular: KindResult;
   try {
-    for (const kind of ['local', 'regular'] as const) {
-      results[kind] = await measureKind(kind, { stack, client, distributor, taskQueue, devices: settings.wakePath.devices });
-    }
+    // Ours: the registration workflow as the worker process runs it (the prebuilt bundle).
+    local = await whileRunning(await workerOn('bench-wake-path'), () =>
+      measureKind({ ...measure, taskQueue: 'bench-wake-path', workflowType: registrationWorkflowType }),
+    );
+    // The reference: its own workflow, on a worker of its own with the same activities.
+    const workflowBundle = await bundleWorkflowCode({ workflowsPath: regularActivitiesWorkflowPath, logger: new DefaultLogger('WARN') });
+    regular = await whileRunning(await workerOn('bench-wake-path-regular', { workflowBundle }), () =>
+      measureKind({ ...measure, taskQueue: 'bench-wake-path-regular', workflowType: regularActivitiesWorkflowType }),
+    );
   } finally {
-    worker.shutdown();
-    await running;
     await transports.close();
     await nativeConnection.close();
     await connection.close();
   }
-  const { local, regular } = results as Record<'local' | 'regular', { p50: number; p95: number; events: number }>;
   const reference = 'regular activities';
   report.figure(section, {
     name: 'signal-with-start → wake, p50',
@@ -69,16 +91,35 @@ export async function measureWakePath(stack: BenchStack, report: Report, setting
     reference: { name: reference, value: regular.events },
     headline: 'local activities',
   });
-  section.setup.push(
-    `${settings.wakePath.devices} devices, one at a time, each with a pending DM row: signal-with-start of its workflow (in-process worker built by \`buildWorker\`), until the wake reaches the fake distributor. "Regular" runs the same workflow with \`activityKind: 'regular'\`. This is the measurement behind the choice of local activities in [architecture.md](architecture.md#local-or-regular-activities--decided-by-measurement).`,
-  );
+  section.setup.push(...setupProse('wake-path', { devices: settings.wakePath.devices }));
+  section.details.history = { local: local.history, regular: regular.history };
 }
 
-async function measureKind(
-  kind: 'local' | 'regular',
-  deps: { stack: BenchStack; client: Client; distributor: FakeDistributor; taskQueue: string; devices: number },
-): Promise<{ p50: number; p95: number; events: number }> {
-  const { stack, client, distributor, taskQueue } = deps;
+/** `work`'s result while `worker` runs; the worker is shut down after it, also on failure. */
+async function whileRunning<T>(worker: Worker, work: () => Promise<T>): Promise<T> {
+  const running = worker.run();
+  try {
+    return await work();
+  } finally {
+    worker.shutdown();
+    await running;
+  }
+}
+
+/**
+ * `devices` fresh devices, one at a time, each with a pending DM row: the signal-with-start of
+ * its workflow (`workflowType` on `taskQueue`) with the `pending` signal, timed until its wake
+ * reaches the fake distributor.
+ */
+async function measureKind(deps: {
+  readonly stack: BenchStack;
+  readonly client: Client;
+  readonly distributor: FakeDistributor;
+  readonly devices: number;
+  readonly taskQueue: string;
+  readonly workflowType: string;
+}): Promise<KindResult> {
+  const { stack, client, distributor, taskQueue, workflowType } = deps;
   const devices = devicesFor(await seedUsers(stack.pool, deps.devices), distributor);
   const registrations = await insertRegistrations(stack.pool, devices);
   const [channelId] = nextIds(1);
@@ -87,10 +128,10 @@ async function measureKind(
     await stack.pool.query(sql.unsafe`
       INSERT INTO push_pending (registration_id, channel_id, message_count, first_message_id, first_at, last_message_id, is_dm)
       VALUES (${registrations[i]!}, ${channelId!}, 1, 1, now(), 1, true)`);
-    const input = { userId: device.userId, deviceId: device.deviceId, transport: 'unifiedpush', activityKind: kind } as RegistrationWorkflowInput;
+    const input: RegistrationWorkflowInput = { userId: device.userId, deviceId: device.deviceId, transport: 'unifiedpush' };
     const before = distributor.received.length;
     const started = performance.now();
-    await client.workflow.signalWithStart(registrationWorkflowType, {
+    await client.workflow.signalWithStart(workflowType, {
       taskQueue,
       workflowId: registrationWorkflowId(device.userId, device.deviceId),
       args: [input],
@@ -101,6 +142,11 @@ async function measureKind(
     latencies.push(performance.now() - started);
   }
   const first = devices[0]!;
-  const history = await client.workflow.getHandle(registrationWorkflowId(first.userId, first.deviceId)).fetchHistory();
-  return { p50: quantile(latencies, 0.5), p95: quantile(latencies, 0.95), events: history.events?.length ?? 0 };
+  const events = (await client.workflow.getHandle(registrationWorkflowId(first.userId, first.deviceId)).fetchHistory()).events ?? [];
+  return {
+    p50: quantile(latencies, 0.5),
+    p95: quantile(latencies, 0.95),
+    events: events.length,
+    history: events.map((e) => typeName(e.eventType)),
+  };
 }

@@ -12,6 +12,7 @@ import { settledHistoryLengths } from '../devices.js';
 import type { DistributorTap } from '../distributor-tap.js';
 import type { Report } from '../report.js';
 import type { BenchSettings } from '../settings.js';
+import { setupProse } from '../setup-prose.js';
 import { devicesFor, insertRegistrations, seedUsers } from '../seed.js';
 import type { BenchStack, RunningApps } from '../stack.js';
 import { median, sleep } from '../stats.js';
@@ -87,9 +88,7 @@ export async function measureWorkerMemory(stack: BenchStack, report: Report, set
     header: ['workflows started', 'SDK sticky cache', 'RSS (MiB)', 'main-thread heap used (MiB)'],
     rows: samples.map((s) => [s.cached, s.stickyCache === null ? 'n/a' : s.stickyCache, s.rssMiB, s.heapUsedMiB]),
   });
-  section.setup.push(
-    `One worker process (\`dist/src/bin/worker.js\`, production settings: \`maxCachedWorkflows\` 2,000) on its own task queue; registrations without pending rows; workflows started through \`signalRegistered\` (the api's \`PUT\` path), so each runs its first claim and rests idle, without a timer, in the worker's cache. ${warmUp} workflows first (the workflow threads and bundle load on the first activation), then more up to ${steps.map((s) => s.toLocaleString('en-US')).join(' and then ')} in all. Per 1,000 is the slope from the first reading to the last, over the workflows the SDK's sticky-cache gauge reports held. Nothing forces a garbage collection, so the heap figures carry V8's slack. In a full run this measurement runs during the live traffic of items 4–5 (on its own worker process and task queue): memory does not depend on that load, and the overlap saves its minutes.`,
-  );
+  section.setup.push(...setupProse('worker-memory', { warmUp, steps: steps.map((s) => s.toLocaleString('en-US')).join(' and then ') }));
   section.details.samples = samples;
 }
 

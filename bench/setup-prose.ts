@@ -1,0 +1,63 @@
+/**
+ * How each measurement was made, for the report: markdown files under bench/setup/ (read at
+ * run time from the repository, so dist-tools finds them too), with the run's numbers filled
+ * in.
+ *
+ * A file's paragraphs are separated by blank lines; the lines of one paragraph are joined with
+ * one space, so a file wraps its prose where it likes and the report still gets one line per
+ * paragraph. `{{name}}` (a letter, then letters and digits) is a placeholder. Every placeholder
+ * must have a value and every value given must fill a placeholder: a mismatch is a mistake in
+ * the measure or in the file, and it fails the measurement rather than print a hole or drop a
+ * number.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { projectRoot } from '../src/paths.js';
+
+/** The values a file's placeholders take, already formatted (a number is written with `String`). */
+export type ProseValues = Readonly<Record<string, string | number>>;
+
+export const setupProseDir = path.join(projectRoot, 'bench', 'setup');
+
+const placeholder = /\{\{([^{}]*)\}\}/g;
+const placeholderName = /^[A-Za-z][A-Za-z0-9]*$/;
+
+/** The paragraphs of bench/setup/`name`.md with `values` filled in. */
+export function setupProse(name: string, values: ProseValues = {}): string[] {
+  const file = path.join(setupProseDir, `${name}.md`);
+  return renderProse(readFileSync(file, 'utf8'), values, path.relative(projectRoot, file));
+}
+
+/** The placeholder names of a template, each once, in order of first use; throws on a malformed one. */
+export function placeholdersOf(template: string, source: string): string[] {
+  const names = [...template.matchAll(placeholder)].map((m) => m[1]!);
+  const malformed = names.filter((n) => !placeholderName.test(n));
+  if (malformed.length > 0) throw new Error(`${source}: malformed placeholder ${malformed.map((n) => `{{${n}}}`).join(', ')}`);
+  const stray = template.replace(placeholder, '');
+  if (stray.includes('{{') || stray.includes('}}')) throw new Error(`${source}: an unmatched "{{" or "}}"`);
+  return [...new Set(names)];
+}
+
+/** `template`'s paragraphs with every placeholder replaced by its value; `source` names the file in errors. */
+export function renderProse(template: string, values: ProseValues, source: string): string[] {
+  const names = placeholdersOf(template, source);
+  const missing = names.filter((n) => !Object.hasOwn(values, n));
+  const unused = Object.keys(values).filter((n) => !names.includes(n));
+  const problems = [
+    ...(missing.length > 0 ? [`no value for ${missing.map((n) => `{{${n}}}`).join(', ')}`] : []),
+    ...(unused.length > 0 ? [`values given but not used: ${unused.join(', ')}`] : []),
+  ];
+  if (problems.length > 0) throw new Error(`${source}: ${problems.join('; ')} (its placeholders: ${names.join(', ') || 'none'})`);
+  return template
+    .replace(/\r\n/g, '\n')
+    .split(/\n[ \t]*\n/)
+    .map((paragraph) =>
+      paragraph
+        .split('\n')
+        .map((line) => line.trim())
+        .filter((line) => line !== '')
+        .join(' '),
+    )
+    .filter((paragraph) => paragraph !== '')
+    .map((paragraph) => paragraph.replace(placeholder, (_, name: string) => String(values[name])));
+}
