@@ -7,8 +7,8 @@ import FailureSummaryReporter from './test/support/failure-summary-reporter.js';
 //               test/support/global-setup.ts on free ports; a fresh database per test file;
 //   workflow    Temporal's time-skipping test server; run one file at a time, as the SDK asks;
 //   golang-migrate  the real golang-migrate CLI (tools/go-tools.sh) beside our migrate command;
-//   faults      kill -9 of the built processes and restarts of private services (issue 9);
-//   deploy      the container image's build script and the Helm chart (issue 16): the build
+//   faults      kill -9 of the built processes and restarts of private services;
+//   deploy      the container image's build script and the Helm chart: the build
 //               runs into a clean directory and its processes start against private services;
 //               helm and kubeconform check the chart;
 //   cluster     production infrastructure: the real Temporal server with mTLS, secured and

@@ -1,5 +1,5 @@
 /**
- * `make bench`: the benchmarks of issue 9 on a private local stack under .dev/bench
+ * `make bench`: the benchmarks of docs/benchmarks.md on a private local stack under .dev/bench
  * (PostgreSQL, NATS JetStream, the Temporal dev server, and the product's own api, worker and
  * bridge processes), each figure next to a reference measured in the same run. Writes
  * bench/results/latest.json and docs/benchmarks.md (+ docs/benchmarks/*.svg).
@@ -14,7 +14,7 @@
  *   fcm-budget    9. a busy channel through FCM, the per-device wake budget off and on (time-skipping server)
  *   sweep         maintenance: the no-session sweep's full pass at 1,000,000 registrations vs one bare DELETE
  *   outage-recovery the end of an outage: 1,000,000 held-back registrations cleared by keyset vs the old query
- *   scale         issue 17: registration churn; PostgreSQL at a million registrations (bridge,
+ *   scale         registration churn; PostgreSQL at a million registrations (bridge,
  *                 drain, maintenance, sizes) — its million rows stay, so it runs last on its stack
  *   fan-out-server 1–3 again on a second stack whose Temporal is the real server (mTLS), and
  *                 both engines side by side
@@ -92,7 +92,7 @@ const liveTrafficWithMemory: Measure = async (stack, report, settings, tap) => {
 };
 
 /**
- * Issue 17: churn first (a few thousand devices through the api), then the million rows,
+ * Scale: churn first (a few thousand devices through the api), then the million rows,
  * which stay until the stack is discarded. Each part is its own section; one failing does
  * not stop the other.
  */

@@ -67,7 +67,7 @@ export interface BenchSettings {
   readonly sweep: { readonly registrations: number; readonly rounds: number };
   /** Registrations held back by one outage whose end clears them; the old query's time cap. */
   readonly outageRecovery: { readonly registrations: number; readonly referenceCapMs: number };
-  /** Issue 17: PostgreSQL at a million registrations, and registration churn (bench/measure/scale-*.ts). */
+  /** PostgreSQL at a million registrations, and registration churn (bench/measure/scale-*.ts). */
   readonly atScale: {
     /** Registrations (and users, each with one device) loaded with `INSERT … SELECT generate_series`. */
     readonly registrations: number;

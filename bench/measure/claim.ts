@@ -1,7 +1,7 @@
 /**
  * The claim (activities/registration.ts `claimWake`): claims per second with concurrent
  * claimers on distinct devices — the row lock, then the conditional UPDATE … RETURNING in a
- * fresh snapshot, in one short transaction (issue 13.6) — against a bare one-row UPDATE of the
+ * fresh snapshot, in one short transaction — against a bare one-row UPDATE of the
  * same rows at the same concurrency: what the coalescing conditions, the budget and back-off
  * checks, the answer and the transaction cost.
  */

@@ -1,5 +1,5 @@
 /**
- * Item 9 (issue 19) — a busy server channel through FCM, the per-device wake budget off and on:
+ * Item 9 — a busy server channel through FCM, the per-device wake budget off and on:
  * FCM requests per device and hour, wakes held back by the budget, and how long a DM sent in
  * the middle of the chatter takes to reach the phone.
  *
@@ -311,7 +311,7 @@ function reportResults(report: Report, section: ReturnType<Report['section']>, s
     name: 'FCM requests per device per hour, budget on',
     value: requests(on),
     unit: '/h',
-    reference: { name: 'budget off (as before issue 19)', value: requests(off) },
+    reference: { name: 'budget off', value: requests(off) },
     headline,
   });
   // burst − reserve at once, then one per refill: per hour of this run's length.

@@ -1,5 +1,5 @@
 /**
- * Issue 13, item 1 — the no-session sweep's full pass over 1,000,000 registrations: the real
+ * The no-session sweep's full pass over 1,000,000 registrations: the real
  * maintenance workflow (its no-session step alone) on a worker process, from start to result,
  * walking the table in windows of 1,000 with its position in PostgreSQL. All registrations
  * but the last 1,000 have a live session, so every pass deletes those 1,000 (and tells their

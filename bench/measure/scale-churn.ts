@@ -1,5 +1,5 @@
 /**
- * Issue 17, item 2 — registration churn. Every `PUT /api/push/registration` starts the
+ * Registration churn. Every `PUT /api/push/registration` starts the
  * device's workflow or signals it (the app re-registers on every start), so its cost is a
  * Temporal call on top of the api's own work. Measured through the real api and worker
  * processes:

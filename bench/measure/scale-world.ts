@@ -1,5 +1,5 @@
 /**
- * The synthetic instance of issue 17's PostgreSQL measurements, loaded with set-based
+ * The synthetic instance of the scale measurements (PostgreSQL at a million registrations), loaded with set-based
  * `INSERT … SELECT generate_series` (no api, no workflows): `registrations` users with one
  * device each and a live session, spread over background servers of 1,000 members (three
  * channels each, every device with a pending row in each), one notification setting per user,
