@@ -52,7 +52,7 @@ describe("the repository's inputs", () => {
     expect(temporalCloudPricing.source).toBe(
       'Temporal Cloud Pay-As-You-Go, Business plan: docs.temporal.io/cloud/pricing (temporalio/documentation docs/evaluate/cloud/pricing.mdx, read 2026-12-03)',
     );
-    expect(measuredDefaults.quietCycle).toEqual({ events: 12, actions: 4, workflowTasks: 2, signals: 2, timersFired: 0 });
+    expect(measuredDefaults.quietCycle).toEqual({ events: 6.07, actions: 2.07, workflowTasks: 1, signals: 1, timersFired: 0 });
     expect(measuredDefaults.natsEventBytes).toBe(125);
   });
 });
