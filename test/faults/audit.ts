@@ -23,13 +23,16 @@ export async function installAudit(pool: DatabasePool): Promise<void> {
       old_outstanding boolean NOT NULL,
       old_last_woken_at timestamptz NULL,
       new_outstanding boolean NOT NULL,
-      new_last_woken_at timestamptz NULL
+      new_last_woken_at timestamptz NULL,
+      old_priority text NULL,
+      new_priority text NULL
     )`);
   await pool.query(sql.unsafe`
     CREATE FUNCTION fault_log_registration() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
       INSERT INTO fault_registration_log
-      VALUES (NEW.id, clock_timestamp(), OLD.wake_outstanding, OLD.last_woken_at, NEW.wake_outstanding, NEW.last_woken_at);
+      VALUES (NEW.id, clock_timestamp(), OLD.wake_outstanding, OLD.last_woken_at, NEW.wake_outstanding, NEW.last_woken_at,
+              OLD.last_wake_priority, NEW.last_wake_priority);
       IF NEW.last_woken_at IS DISTINCT FROM OLD.last_woken_at THEN
         -- Delivered at commit, naming the process that claimed (its connection's application_name):
         -- that process is now sending the wake.
@@ -62,8 +65,13 @@ export interface ClaimEntry {
   readonly now: number;
   /** The previous claim's `$now`, if any. */
   readonly previous: number | null;
-  /** Claimed while the previous wake was outstanding: a re-wake. */
+  /** Claimed while the previous wake was outstanding, and not its escalation: a re-wake. */
   readonly rewake: boolean;
+  /**
+   * Claimed at HIGH while the previous wake, at NORMAL, was outstanding: the one escalation a
+   * DM behind a server channel's wake gets, at the minimum interval rather than the re-wake's.
+   */
+  readonly escalation: boolean;
 }
 
 /** A drain that cleared an outstanding wake. */
@@ -86,6 +94,8 @@ const logRow = z.object({
   old_last_woken_at: z.date().nullable(),
   new_outstanding: z.boolean(),
   new_last_woken_at: z.date().nullable(),
+  old_priority: z.enum(['normal', 'high']).nullable(),
+  new_priority: z.enum(['normal', 'high']).nullable(),
 });
 
 export async function readAudit(pool: DatabasePool): Promise<AuditLog> {
@@ -95,12 +105,14 @@ export async function readAudit(pool: DatabasePool): Promise<AuditLog> {
   for (const row of rows) {
     const moved = row.new_last_woken_at !== null && row.new_last_woken_at.getTime() !== row.old_last_woken_at?.getTime();
     if (moved) {
+      const escalation = row.old_outstanding && row.old_priority === 'normal' && row.new_priority === 'high';
       claims.push({
         registrationId: row.registration_id,
         at: row.at.getTime(),
         now: row.new_last_woken_at!.getTime(),
         previous: row.old_last_woken_at?.getTime() ?? null,
-        rewake: row.old_outstanding,
+        rewake: row.old_outstanding && !escalation,
+        escalation,
       });
     } else if (row.old_outstanding && !row.new_outstanding) {
       drains.push({ registrationId: row.registration_id, at: row.at.getTime() });

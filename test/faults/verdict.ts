@@ -18,6 +18,11 @@
  *     knowing whether the lost task's POST went out, sends it (at least once). So a re-send
  *     needs a lost task (a worker kill or a Temporal stop after the claim) and no drain of
  *     the claim before the retried task's look;
+ *   - an escalation is no duplicate: a DM behind an outstanding NORMAL wake gets one HIGH wake
+ *     once the minimum interval allows (docs/design.md, Escalation of a NORMAL wake for a DM). It supersedes the NORMAL
+ *     claim: when a lost task left that claim unsent, the retried task may find the escalation
+ *     due and send it instead, and the phone is woken all the same — so a claim followed by a
+ *     delivered escalation is not lost;
  *   - a re-wake of a delivered, undrained wake: a claim made while the previous claim's wake,
  *     which the phone had received, was still outstanding (no drain committed since) — "a wake
  *     that arrives while a previous one was not drained". Re-wakes are at least R apart and
@@ -122,7 +127,9 @@ export function judge(input: VerdictInput): Verdict {
     // No claim lost; re-sends only after a lost task, and only of an undrained claim.
     for (const [k, arrivals] of wakesOf.entries()) {
       const claim = claims[k]!;
-      if (arrivals.length === 0) violations.push(`${name}: the wake claimed at ${iso(claim.now)} never reached the distributor`);
+      const escalatedAndDelivered = claims[k + 1]?.escalation === true && wakesOf[k + 1]!.length > 0;
+      if (arrivals.length === 0 && !escalatedAndDelivered)
+        violations.push(`${name}: the wake claimed at ${iso(claim.now)} never reached the distributor`);
       const losses = input.taskLossesAt.filter((t) => t > claim.at && t < (arrivals.at(-1) ?? claim.at)).length;
       const extra = Math.max(0, arrivals.length - 1);
       totals.resends += extra;

@@ -42,7 +42,16 @@ const item = (count: number) => ({
   first_at: '',
   last_message_id: '1',
 });
-const claim = (at: number, previous: number | null = null, rewake = false): ClaimEntry => ({ registrationId: 'r1', at, now: at, previous, rewake });
+const claim = (at: number, previous: number | null = null, rewake = false): ClaimEntry => ({
+  registrationId: 'r1',
+  at,
+  now: at,
+  previous,
+  rewake,
+  escalation: false,
+});
+/** A HIGH claim made while the NORMAL wake claimed at `previous` was outstanding. */
+const escalation = (at: number, previous: number): ClaimEntry => ({ ...claim(at, previous), escalation: true });
 
 function verdict(p: Phone, claims: ClaimEntry[], options: { drains?: number[]; drained?: number; taskLossesAt?: number[]; expected?: number } = {}) {
   const audit: AuditLog = {
@@ -67,6 +76,20 @@ describe('fault verdict', () => {
     const v = verdict(phone([t + 10], [[ok(t + 12)]]), [claim(t)], { drains: [t + 15] });
     expect(v.violations).toEqual([]);
     expect(v).toMatchObject({ wakes: 1, claims: 1, resends: 0, rewakeDuplicates: 0 });
+  });
+
+  it('passes an escalation at the minimum interval, and the NORMAL claim it superseded before its wake went out', () => {
+    // The NORMAL claim's task was lost before its POST; the retried task found the DM's escalation due.
+    const v = verdict(phone([t + M + 10], [[ok(t + M + 12)]]), [claim(t), escalation(t + M, t)], { drains: [t + M + 15], taskLossesAt: [t + 5] });
+    expect(v.violations).toEqual([]);
+    expect(v).toMatchObject({ claims: 2, resends: 0, rewakeDuplicates: 0 });
+  });
+
+  it('fails an escalation sooner than the minimum interval, and a lost claim no escalation delivered', () => {
+    const tooSoon = verdict(phone([t + 10, t + 510], [[ok(t + 512)]]), [claim(t), escalation(t + 500, t)], { drains: [t + 515] });
+    expect(tooSoon.violations.join()).toContain('claimed 500 ms after the previous claim (needs 2000)');
+    const lost = verdict(phone([], []), [claim(t), escalation(t + M, t)], { drained: 0, expected: 0 });
+    expect(lost.violations.join()).toContain('never reached the distributor');
   });
 
   it('fails a claim whose wake never arrived', () => {
