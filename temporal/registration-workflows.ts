@@ -44,19 +44,17 @@ export async function signalPending(client: Client, taskQueue: string, device: D
 }
 
 /**
- * Whether the device's workflow has a workflow task waiting for a worker (scheduled, not yet
- * started): what the bridge's pacing samples (src/bridge/signal-pacer.ts). A read; it changes nothing.
+ * Whether the device's workflow still has a workflow task: waiting for a worker (scheduled) or
+ * running in one (started — a wake's claim and send run inside its task, as local activities).
+ * What the bridge's pacing samples (src/bridge/signal-pacer.ts). A read; it changes nothing.
  */
-export async function workflowTaskWaiting(client: Client, device: DeviceIdentity): Promise<boolean> {
+export async function workflowTaskPending(client: Client, device: DeviceIdentity): Promise<boolean> {
   const described = await client.workflowService.describeWorkflowExecution({
     namespace: client.options.namespace,
     execution: { workflowId: registrationWorkflowId(device.userId, device.deviceId) },
   });
-  return described.pendingWorkflowTask?.state === pendingWorkflowTaskScheduled;
+  return described.pendingWorkflowTask != null;
 }
-
-/** `PENDING_WORKFLOW_TASK_STATE_SCHEDULED` of temporal.api.enums.v1 (the enum lives in @temporalio/proto, not a runtime dependency). */
-const pendingWorkflowTaskScheduled = 1;
 
 /**
  * Maintenance found no running workflow for a registration: start one (a fresh run looks at

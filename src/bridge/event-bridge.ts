@@ -14,7 +14,7 @@ import { ensureIntake, type Intake, type IntakeOptions } from './intake.js';
 import { signal } from './signal-pending.js';
 import { SignalPacer } from './signal-pacer.js';
 import { watchPacer } from './metrics.js';
-import { workflowTaskWaiting } from '../../temporal/registration-workflows.js';
+import { workflowTaskPending } from '../../temporal/registration-workflows.js';
 
 export interface EventBridgeDeps {
   readonly nc: NatsConnection;
@@ -74,7 +74,7 @@ export async function startEventBridge(deps: EventBridgeDeps, options: EventBrid
   const pacer =
     (options.channelBacklogMs ?? 0) > 0
       ? new SignalPacer(
-          { send: (device) => signal(target, device), waiting: (device) => workflowTaskWaiting(deps.temporal, device) },
+          { send: (device) => signal(target, device), pending: (device) => workflowTaskPending(deps.temporal, device) },
           { targetDelayMs: options.channelBacklogMs!, concurrency },
         )
       : undefined;

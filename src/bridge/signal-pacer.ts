@@ -13,12 +13,14 @@
  *   each in turn, so a 20-member server's signals go out within its first turns however large
  *   a fan-out another server has queued.
  * - **The backlog stays near the target.** At most `window` signals are sent and not yet known
- *   to be taken by a worker. Whether they are is sampled, one marker at a time: the newest
- *   accepted signal's workflow is described until it no longer has a workflow task waiting
- *   (`SCHEDULED`); the task queues serve roughly in order, so every signal accepted before the
- *   marker counts as taken then. The marker's wait is the backlog's delay: above the target the
- *   window shrinks in proportion, below it (and when the window was what held signals back) it
- *   grows by half. A stalled worker therefore stops the flow after one window, and a fast one
+ *   to be done. Whether they are is sampled, one marker at a time: the newest accepted signal's
+ *   workflow is described until it has no workflow task left — neither waiting in the task
+ *   queue nor running in a worker, where its claim and send run. Queue and workers serve
+ *   roughly in order, so every signal accepted before the marker counts as done then. A task a
+ *   worker has taken still waits there for a slot and the CPU with the others it holds, so
+ *   what is measured is the whole way a DM's task would wait, not only the queue's part. The
+ *   marker's wait is the backlog's delay: above the target the window shrinks in proportion,
+ *   below it (and when the window was what held signals back) it grows by half. A stalled worker therefore stops the flow after one window, and a fast one
  *   opens it within a few samples. Two bridge replicas each pace their own signals against the
  *   same backlog, so both back off when it grows.
  */
@@ -38,14 +40,14 @@ export interface PacerOptions {
   /** Idle this long, the window starts again from `initialWindow` (the workers may have changed meanwhile). */
   readonly idleResetMs?: number;
   /** A describe not answered within this long counts as not known; a signal, as failed. */
-  readonly answerTimeoutMs?: { readonly waiting: number; readonly send: number };
+  readonly answerTimeoutMs?: { readonly pending: number; readonly send: number };
 }
 
 export interface PacerDeps {
   /** Sends one device's `pending` signal. */
   send(device: DeviceToSignal): Promise<void>;
-  /** Whether the device's workflow has a workflow task waiting for a worker. */
-  waiting(device: DeviceToSignal): Promise<boolean>;
+  /** Whether the device's workflow still has a workflow task, waiting for a worker or running in one. */
+  pending(device: DeviceToSignal): Promise<boolean>;
   readonly now?: () => number;
 }
 
@@ -84,7 +86,7 @@ export class SignalPacer {
   readonly #max: number;
   readonly #probeEveryMs: number;
   readonly #idleResetMs: number;
-  readonly #answerTimeoutMs: { readonly waiting: number; readonly send: number };
+  readonly #answerTimeoutMs: { readonly pending: number; readonly send: number };
   readonly #now: () => number;
 
   /** Queues by server, in the order servers take turns. */
@@ -112,7 +114,7 @@ export class SignalPacer {
     this.#max = options.maxWindow ?? 10_000;
     this.#probeEveryMs = options.probeEveryMs ?? 50;
     this.#idleResetMs = options.idleResetMs ?? 10_000;
-    this.#answerTimeoutMs = options.answerTimeoutMs ?? { waiting: 5_000, send: 30_000 };
+    this.#answerTimeoutMs = options.answerTimeoutMs ?? { pending: 5_000, send: 30_000 };
     this.#now = deps.now ?? Date.now;
     this.#window = this.#initial;
     this.#idleSince = this.#now();
@@ -219,17 +221,16 @@ export class SignalPacer {
 
   async #follow(marker: Accepted): Promise<void> {
     for (;;) {
-      const waiting = await withTimeout(this.#deps.waiting(marker.device), this.#answerTimeoutMs.waiting).catch(() => undefined);
-      if (waiting !== true) {
-        // Taken by a worker (or not known: Temporal did not answer, or not in time — counted as
-        // taken, so a failing or hanging describe cannot stall the channels; the next marker
-        // measures again).
+      const pending = await withTimeout(this.#deps.pending(marker.device), this.#answerTimeoutMs.pending).catch(() => undefined);
+      if (pending !== true) {
+        // Done (or not known: Temporal did not answer, or not in time — counted as done, so a
+        // failing or hanging describe cannot stall the channels; the next marker measures again).
         this.#confirmed = Math.max(this.#confirmed, marker.seq);
-        if (waiting === false) this.#adapt(this.#now() - marker.at);
+        if (pending === false) this.#adapt(this.#now() - marker.at);
         return;
       }
       if (this.#stopped) return;
-      // A worker that takes nothing for seconds (stopped, all gone) is asked less often.
+      // A worker that finishes nothing for seconds (stopped, all gone) is asked less often.
       const pause = this.#now() - marker.at > 5_000 ? 10 * this.#probeEveryMs : this.#probeEveryMs;
       await new Promise((resolve) => setTimeout(resolve, pause));
     }

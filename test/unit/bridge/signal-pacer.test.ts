@@ -1,6 +1,6 @@
 /**
  * The pacer against a simulated task queue: signals join a first-in-first-out backlog that a
- * worker takes from at a fixed rate; `waiting` says whether a device's task is still in it.
+ * worker takes from at a fixed rate; `pending` says whether a device's task is still in it.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { PacerStoppedError, SignalPacer } from '../../../src/bridge/signal-pacer.js';
@@ -25,7 +25,7 @@ function taskQueue(everyMs: number | undefined) {
         backlog.push(d.userId);
         largest = Math.max(largest, backlog.length);
       },
-      waiting: async (d: DeviceToSignal) => backlog.includes(d.userId),
+      pending: async (d: DeviceToSignal) => backlog.includes(d.userId),
     },
     stop: () => clearInterval(timer),
   };
@@ -69,7 +69,7 @@ describe('SignalPacer', () => {
 
   it('goes on when Temporal never answers a describe', async () => {
     const queue = taskQueue(5);
-    const pacer = new SignalPacer({ ...queue.deps, waiting: () => new Promise<boolean>(() => undefined) }, { targetDelayMs: 500, concurrency: 16 });
+    const pacer = new SignalPacer({ ...queue.deps, pending: () => new Promise<boolean>(() => undefined) }, { targetDelayMs: 500, concurrency: 16 });
     const submitted = pacer.submit('large', devices('large', 500));
     await vi.advanceTimersByTimeAsync(180_000);
     expect(await submitted).toEqual([]);
