@@ -240,9 +240,11 @@ export class SignalPacer {
     const now = this.#now();
     this.#lastDelayMs = delayMs;
     this.#samples = [...this.#samples.filter((s) => now - s.at < 30_000), { at: now, delayMs }];
-    // The delay an empty queue has anyway (a poll, a round trip, a busy worker) is not backlog;
-    // never more than the target is forgiven. One slow sample is noise: the last three's median decides.
-    const base = Math.min(this.#target, ...this.#samples.map((s) => s.delayMs));
+    // The delay a task has with nothing ahead of it (a poll, a round trip, the worker's own
+    // claim and send — slower on a loaded engine) is not backlog: the least of the last 30 s,
+    // up to four targets of it, is forgiven. Not more: a backlog that never empties must not
+    // pass for the engine's speed. One slow sample is noise: the last three's median decides.
+    const base = Math.min(forgivenTargets * this.#target, ...this.#samples.map((s) => s.delayMs));
     const recent = this.#samples.slice(-3).map((s) => s.delayMs);
     const backlog = median(recent) - base;
     if (backlog > this.#target) {
@@ -258,6 +260,9 @@ export class SignalPacer {
     if (this.#idle()) this.#idleSince = this.#now();
   }
 }
+
+/** How many targets' worth of an empty queue's delay `#adapt` forgives at most. */
+const forgivenTargets = 4;
 
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);

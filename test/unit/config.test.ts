@@ -245,8 +245,8 @@ describe('loadConfig', () => {
     expect(() => loadConfig('migrate', foreign)).not.toThrow();
   });
 
-  it('reads BRIDGE_CHANNEL_BACKLOG_MS (500 by default, 0 turns pacing off), and names it when it is not a number of ms', () => {
-    expect(loadConfig('bridge', base).channelBacklogMs).toBe(500);
+  it('reads BRIDGE_CHANNEL_BACKLOG_MS (250 by default, 0 turns pacing off), and names it when it is not a number of ms', () => {
+    expect(loadConfig('bridge', base).channelBacklogMs).toBe(250);
     expect(loadConfig('bridge', { ...base, BRIDGE_CHANNEL_BACKLOG_MS: '0' }).channelBacklogMs).toBe(0);
     expect(failure({ ...base, BRIDGE_CHANNEL_BACKLOG_MS: '2s' }, 'bridge').message).toBe(
       'config: BRIDGE_CHANNEL_BACKLOG_MS must be an integer from 0 to 60000 (got "2s")',
