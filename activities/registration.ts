@@ -311,7 +311,8 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
     // Cancelled (its attempt timed out, the worker shuts down): Temporal runs the next attempt
     // or none; this one writes nothing, so that two attempts never record at once.
     if (signal?.aborted === true) throw new CancelledFailure('send cancelled: nothing recorded');
-    wakes.inc({ transport: registration.transport, priority: input.priority, outcome: outcome.kind, cause: causeOf(outcome) ?? '' });
+    const cause = outcome.kind === 'deferred' ? recordedCause(outcome) : '';
+    wakes.inc({ transport: registration.transport, priority: input.priority, outcome: outcome.kind, cause });
     const ids = { registrationId: row.id, userId: input.userId, deviceId: input.deviceId, transport: row.transport };
     switch (outcome.kind) {
       case 'delivered':
@@ -432,8 +433,7 @@ interface Deferral {
 type Deferred = Extract<DeliveryOutcome, { kind: 'deferred' }>;
 
 /** The cause a deferred wake is recorded with: a failing send whose origin is in outage is the outage's. */
-function causeOf(outcome: DeliveryOutcome): DeferralCause | undefined {
-  if (outcome.kind !== 'deferred') return undefined;
+function recordedCause(outcome: Deferred): DeferralCause {
   return outcome.origin !== undefined ? 'outage' : outcome.cause;
 }
 
@@ -441,7 +441,7 @@ function causeOf(outcome: DeliveryOutcome): DeferralCause | undefined {
 function deferralOf(outcome: Deferred, backoffCount: number, capMs: number, now: number): Deferral {
   return {
     reason: outcome.reason,
-    cause: causeOf(outcome)!,
+    cause: recordedCause(outcome),
     delayMs: backoffDelayMs(outcome, backoffCount, capMs, now),
     counts: outcome.counts,
     ...(outcome.origin === undefined ? {} : { origin: outcome.origin }),

@@ -16,7 +16,7 @@ export type EarlierSendResult =
 /**
  * The recorded result in today's words, or undefined for an earlier plan's `config-error`
  * (which changed nothing in the workflow). An earlier `deferred` named no cause: it reads as
- * `failing`, which only the query's text shows.
+ * `failing`; the workflow acts on a deferral's `until` alone, whatever its cause.
  */
 export function sendResultOf(recorded: SendResult | EarlierSendResult): SendResult | undefined {
   if ('kind' in recorded) return recorded;

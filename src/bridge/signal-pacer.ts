@@ -20,9 +20,10 @@
  *   worker has taken still waits there for a slot and the CPU with the others it holds, so
  *   what is measured is the whole way a DM's task would wait, not only the queue's part. The
  *   marker's wait is the backlog's delay: above the target the window shrinks in proportion,
- *   below it (and when the window was what held signals back) it grows by half. A stalled worker therefore stops the flow after one window, and a fast one
- *   opens it within a few samples. Two bridge replicas each pace their own signals against the
- *   same backlog, so both back off when it grows.
+ *   below it (and when the window was what held signals back) it grows by half. A stalled
+ *   worker therefore stops the flow after one window, and a fast one opens it within a few
+ *   samples. Two bridge replicas each pace their own signals against the same backlog, so both
+ *   back off when it grows.
  */
 import { withTimeout } from '../with-timeout.js';
 import type { DeviceToSignal } from './signal-pending.js';
