@@ -112,13 +112,17 @@ async function runSide(stack: BenchStack, tap: DistributorTap, settings: BenchSe
     }
     worlds.push({ big, callees, smalls });
   }
+  // Fresh statistics, as autovacuum keeps them in production: seeded a moment ago, a 10,000-row
+  // world looks empty to the planner, and recording its first message took over 30 s.
+  await stack.pool.query(sql.unsafe`VACUUM ANALYZE`);
   let apps: RunningApps | undefined;
   try {
     apps = await stack.startApps({
       label: `dm-${side.id}`,
       taskQueue: `bench-dm-${side.id}`,
       apps: ['worker', 'bridge'],
-      ...(side.backlogMs === undefined ? {} : { env: { BRIDGE_CHANNEL_BACKLOG_MS: side.backlogMs } }),
+      // debug: the bridge logs each pacing sample and the window it left (.dev/bench/logs/dm-*-bridge.log).
+      env: { LOG_LEVEL: 'debug', ...(side.backlogMs === undefined ? {} : { BRIDGE_CHANNEL_BACKLOG_MS: side.backlogMs }) },
     });
     const watch = watchWakes(tap);
     try {

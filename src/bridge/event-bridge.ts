@@ -74,7 +74,11 @@ export async function startEventBridge(deps: EventBridgeDeps, options: EventBrid
   const pacer =
     (options.channelBacklogMs ?? 0) > 0
       ? new SignalPacer(
-          { send: (device) => signal(target, device), pending: (device) => workflowTaskPending(deps.temporal, device) },
+          {
+            send: (device) => signal(target, device),
+            pending: (device) => workflowTaskPending(deps.temporal, device),
+            sampled: (sample) => deps.log.debug(sample, 'channel signals paced'),
+          },
           { targetDelayMs: options.channelBacklogMs!, concurrency },
         )
       : undefined;

@@ -68,7 +68,7 @@ export const bridgeMetrics = {
   }),
   pacingWindow: new Gauge({
     name: 'push_bridge_pacing_window',
-    help: "Server channels' signals the pacer lets be sent and not yet taken by a worker",
+    help: "Server channels' signals the pacer lets be sent and not yet done by a worker",
     registers: [registry],
     collect() {
       this.set(sumOfPacers((v) => v.window));
@@ -76,7 +76,7 @@ export const bridgeMetrics = {
   }),
   backlogDelay: new Gauge({
     name: 'push_bridge_backlog_delay_seconds',
-    help: "The workers' backlog as the pacer last sampled it: a signalled workflow's wait for a worker",
+    help: "The workers' backlog as the pacer last sampled it: a signalled workflow's wait until its task was done",
     registers: [registry],
     collect() {
       const delays = [...pacers].map((p) => p.view().lastDelayMs).filter((d) => d !== undefined);

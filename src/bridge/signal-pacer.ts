@@ -13,14 +13,19 @@
  *   each in turn, so a 20-member server's signals go out within its first turns however large
  *   a fan-out another server has queued.
  * - **The backlog stays near the target.** At most `window` signals are sent and not yet known
- *   to be done. Whether they are is sampled, one marker at a time: the newest accepted signal's
- *   workflow is described until it has no workflow task left — neither waiting in the task
- *   queue nor running in a worker, where its claim and send run. Queue and workers serve
- *   roughly in order, so every signal accepted before the marker counts as done then. A task a
- *   worker has taken still waits there for a slot and the CPU with the others it holds, so
- *   what is measured is the whole way a DM's task would wait, not only the queue's part. The
- *   marker's wait is the backlog's delay: above the target the window shrinks in proportion,
- *   below it (and when the window was what held signals back) it grows by half. A stalled
+ *   to be done. Whether they are is sampled with markers: an accepted signal's workflow is
+ *   described until it has no workflow task left — neither waiting in the task queue nor
+ *   running in a worker, where its claim and send run. Queue and workers serve roughly in
+ *   order, so every signal accepted before a marker counts as done then. A task a worker has
+ *   taken still waits there for a slot and the CPU with the others it holds, so what is
+ *   measured is the whole way a DM's task would wait, not only the queue's part. Two markers
+ *   are followed at once, half a window apart, so the window refills while the workers still
+ *   have the other half: the sampling costs them no idle gap.
+ * - **One decision per window.** A marker's wait is the backlog's delay. The window moves by
+ *   what that is off the target, counted in the signals the workers finish meanwhile at their
+ *   recent rate (at most a third of it at once): down when above, up when below and the window
+ *   was full. Only a marker that waited behind the window as it is now decides — sent after
+ *   every signal of the window before was done — so one cause moves the window once. A stalled
  *   worker therefore stops the flow after one window, and a fast one opens it within a few
  *   samples. Two bridge replicas each pace their own signals against the same backlog, so both
  *   back off when it grows.
@@ -34,6 +39,10 @@ export interface PacerOptions {
   /** Channel signals in flight (sent, not yet accepted) at once. */
   readonly concurrency: number;
   readonly initialWindow?: number;
+  /**
+   * The least window. A saturated engine's least delay understates a task's own time at full
+   * load, so a target met only below this would leave the workers short of work.
+   */
   readonly minWindow?: number;
   readonly maxWindow?: number;
   /** How often the marker's workflow is described while it waits. */
@@ -49,7 +58,21 @@ export interface PacerDeps {
   send(device: DeviceToSignal): Promise<void>;
   /** Whether the device's workflow still has a workflow task, waiting for a worker or running in one. */
   pending(device: DeviceToSignal): Promise<boolean>;
+  /** Told each sample: what was measured and the window it left (for debug logs). */
+  sampled?(sample: PacerSample): void;
   readonly now?: () => number;
+}
+
+export interface PacerSample {
+  /** The marker's wait, signal accepted → no workflow task left, ms. */
+  readonly delayMs: number;
+  /** The part of it forgiven as an empty queue's delay, ms. */
+  readonly baseMs: number;
+  /** What the decision took for backlog: the recent samples' median less the base, ms. */
+  readonly backlogMs: number;
+  readonly window: number;
+  readonly unconfirmed: number;
+  readonly queued: number;
 }
 
 export class PacerStoppedError extends Error {
@@ -69,6 +92,11 @@ interface Accepted {
   readonly seq: number;
   readonly device: DeviceToSignal;
   readonly at: number;
+  /** The window when it was sent, and whether it filled it: what its wait can say about a window. */
+  readonly window: number;
+  readonly filled: boolean;
+  /** Signals known to be done when it was sent: those ahead of it that cannot have slowed it. */
+  readonly doneAhead: number;
 }
 
 export interface PacerView {
@@ -95,23 +123,28 @@ export class SignalPacer {
   #queued = 0;
   #window: number;
   #sending = 0;
-  #windowHeldBack = false;
   #accepted = 0;
   #confirmed = 0;
   #newest: Accepted | undefined;
-  #probing = false;
+  /** Markers being followed, and the newest of them. */
+  #following = 0;
+  #lastFollowed = 0;
+  /** Signals sent or being sent when the window last changed. */
+  #issuedAtChange = 0;
   #stopped = false;
   #idleSince: number;
   #lastDelayMs: number | undefined;
   /** Recent markers' delays (at, ms): their minimum is the delay of an empty queue. */
   #samples: { at: number; delayMs: number }[] = [];
+  /** Signals known done over the last seconds (at, count): the rate the workers finish them. */
+  #progress: { at: number; confirmed: number }[] = [];
 
   constructor(deps: PacerDeps, options: PacerOptions) {
     this.#deps = deps;
     this.#target = options.targetDelayMs;
     this.#concurrency = options.concurrency;
-    this.#initial = options.initialWindow ?? 32;
-    this.#min = options.minWindow ?? options.concurrency;
+    this.#initial = options.initialWindow ?? defaultWindow;
+    this.#min = options.minWindow ?? defaultWindow;
     this.#max = options.maxWindow ?? 10_000;
     this.#probeEveryMs = options.probeEveryMs ?? 50;
     this.#idleResetMs = options.idleResetMs ?? 10_000;
@@ -168,10 +201,7 @@ export class SignalPacer {
 
   #pump(): void {
     while (this.#queued > 0 && this.#sending < this.#concurrency) {
-      if (this.#unconfirmed() >= this.#window) {
-        this.#windowHeldBack = true;
-        return;
-      }
+      if (this.#unconfirmed() >= this.#window) return;
       this.#send(this.#nextJob());
     }
   }
@@ -188,12 +218,15 @@ export class SignalPacer {
 
   #send(job: Job): void {
     this.#sending++;
+    const window = this.#window;
+    const filled = this.#unconfirmed() >= window;
+    const doneAhead = this.#confirmed;
     // An answer that never comes must not hold the channels: the signal counts as failed (its
     // event is redelivered; a signal that did land after all costs its workflow one more look).
     withTimeout(this.#deps.send(job.device), this.#answerTimeoutMs.send, 'signal not accepted').then(
       () => {
         this.#sending--;
-        this.#newest = { seq: ++this.#accepted, device: job.device, at: this.#now() };
+        this.#newest = { seq: ++this.#accepted, device: job.device, at: this.#now(), window, filled, doneAhead };
         job.done();
         this.#probe();
         this.#pump();
@@ -207,13 +240,21 @@ export class SignalPacer {
     );
   }
 
-  /** Samples the backlog with the newest accepted signal, unless a sample is under way. */
+  /**
+   * Samples the backlog with the newest accepted signal. Two markers at most are followed at
+   * once, the second half a window behind the first: with one, the window would refill only
+   * when its newest signal was done — when the workers had just run dry — and every sample
+   * would cost them an idle gap.
+   */
   #probe(): void {
-    if (this.#probing || this.#newest === undefined || this.#newest.seq <= this.#confirmed) return;
-    this.#probing = true;
-    const marker = this.#newest;
-    void this.#follow(marker).finally(() => {
-      this.#probing = false;
+    const newest = this.#newest;
+    if (newest === undefined || newest.seq <= Math.max(this.#confirmed, this.#lastFollowed)) return;
+    if (this.#following >= markersAtOnce) return;
+    if (this.#following > 0 && newest.seq - this.#lastFollowed < Math.ceil(this.#window / markersAtOnce)) return;
+    this.#following++;
+    this.#lastFollowed = newest.seq;
+    void this.#follow(newest).finally(() => {
+      this.#following--;
       this.#settleIfIdle();
       this.#probe();
       this.#pump();
@@ -221,40 +262,74 @@ export class SignalPacer {
   }
 
   async #follow(marker: Accepted): Promise<void> {
+    // Each describe is a call the engine serves beside the fan-out: the first look waits half
+    // the least of the recent delays, which no marker is likely to beat by much.
+    const recent = this.#samples.slice(-3).map((s) => s.delayMs);
+    if (recent.length > 0) await sleep(Math.min(1_000, Math.min(...recent) / 2));
     for (;;) {
       const pending = await withTimeout(this.#deps.pending(marker.device), this.#answerTimeoutMs.pending).catch(() => undefined);
       if (pending !== true) {
         // Done (or not known: Temporal did not answer, or not in time — counted as done, so a
         // failing or hanging describe cannot stall the channels; the next marker measures again).
         this.#confirmed = Math.max(this.#confirmed, marker.seq);
-        if (pending === false) this.#adapt(this.#now() - marker.at);
+        this.#recordProgress();
+        if (pending === false) this.#adapt(marker);
         return;
       }
       if (this.#stopped) return;
       // A worker that finishes nothing for seconds (stopped, all gone) is asked less often.
       const pause = this.#now() - marker.at > 5_000 ? 10 * this.#probeEveryMs : this.#probeEveryMs;
-      await new Promise((resolve) => setTimeout(resolve, pause));
+      await sleep(pause);
     }
   }
 
-  #adapt(delayMs: number): void {
+  #adapt(marker: Accepted): void {
     const now = this.#now();
+    const delayMs = now - marker.at;
     this.#lastDelayMs = delayMs;
     this.#samples = [...this.#samples.filter((s) => now - s.at < 30_000), { at: now, delayMs }];
     // The delay a task has with nothing ahead of it (a poll, a round trip, the worker's own
     // claim and send — slower on a loaded engine) is not backlog: the least of the last 30 s,
     // up to four targets of it, is forgiven. Not more: a backlog that never empties must not
-    // pass for the engine's speed. One slow sample is noise: the last three's median decides.
+    // pass for the engine's speed. One slow sample is noise: the last three's median decides a
+    // shrink; a growth needs all three below the target.
     const base = Math.min(forgivenTargets * this.#target, ...this.#samples.map((s) => s.delayMs));
     const recent = this.#samples.slice(-3).map((s) => s.delayMs);
     const backlog = median(recent) - base;
-    if (backlog > this.#target) {
-      this.#window = Math.max(this.#min, Math.floor(this.#window * Math.max(0.7, this.#target / backlog)));
-    } else if (this.#windowHeldBack) {
-      // Fast while far below the target, gently near it: a sample reports a window already grown.
-      this.#window = Math.min(this.#max, backlog < this.#target / 2 ? Math.ceil(this.#window * 1.5) : this.#window + 1);
+    // A marker decides only if it waited behind the window as it is now: sent under it, and
+    // after every signal sent under the one before was done (those still in flight when the
+    // window shrank are ahead of it, and shrinking again for them would answer one cause twice).
+    // It grows the window only if it filled it: a window never full, or a first sample (its own
+    // base), says nothing of a larger one.
+    if (marker.window === this.#window && marker.doneAhead >= this.#issuedAtChange) {
+      const window = this.#window;
+      if (backlog > this.#target) {
+        this.#window = Math.max(this.#min, window - this.#signalsIn(backlog - this.#target, window));
+      } else if (marker.filled && this.#samples.length > 1) {
+        const worst = Math.max(...recent) - base;
+        if (worst <= this.#target) this.#window = Math.min(this.#max, window + Math.max(1, this.#signalsIn(this.#target - worst, window)));
+      }
+      if (this.#window !== window) this.#issuedAtChange = this.#accepted + this.#sending;
     }
-    this.#windowHeldBack = false;
+    this.#deps.sampled?.({ delayMs, baseMs: base, backlogMs: backlog, window: this.#window, unconfirmed: this.#unconfirmed(), queued: this.#queued });
+  }
+
+  /**
+   * How many signals the workers finish in `ms` at their recent rate: the window moves by what
+   * the backlog is off the target, in signals — no more than a third of it at once (the rate
+   * is itself measured through the window), and a third when the rate is not known yet.
+   */
+  #signalsIn(ms: number, window: number): number {
+    const third = Math.ceil(window / 3);
+    const first = this.#progress[0];
+    const last = this.#progress.at(-1);
+    if (first === undefined || last === undefined || last.at - first.at < 500) return third;
+    return Math.min(third, Math.round((ms * (last.confirmed - first.confirmed)) / (last.at - first.at)));
+  }
+
+  #recordProgress(): void {
+    const now = this.#now();
+    this.#progress = [...this.#progress.filter((p) => now - p.at < 5_000), { at: now, confirmed: this.#confirmed }];
   }
 
   #settleIfIdle(): void {
@@ -262,10 +337,24 @@ export class SignalPacer {
   }
 }
 
+/**
+ * Where the window starts and how far it may shrink: signals ahead of a DM that keep the workers
+ * fed. At 16, the real Temporal server on two cores ran its fan-out at 0.71–0.79 of its rate
+ * not paced, each task taking 0.4 s at full load against the least delay of 0.14 s the target
+ * is measured from (docs/architecture.md, "DMs first").
+ */
+const defaultWindow = 24;
+
+/** Markers followed at once (`#probe`). */
+const markersAtOnce = 2;
+
 /** How many targets' worth of an empty queue's delay `#adapt` forgives at most. */
 const forgivenTargets = 4;
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The middle value; of two, the larger (the cautious one, when a window would grow on it). */
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)]!;
+  return sorted[Math.floor(sorted.length / 2)]!;
 }

@@ -62,6 +62,42 @@ function busyWorker(slots: number, processingMs: number) {
   };
 }
 
+/**
+ * An engine that works through one task at a time, `serviceMs` each, in order; a signal's task
+ * reaches its queue `transitMs` after the signal was accepted (the engine's own round trips). A
+ * pacer that waits with every signal until the newest is done leaves it idle for that long.
+ */
+function servingEngine(serviceMs: number, transitMs: number) {
+  const queued: string[] = [];
+  const inTransit = new Set<string>();
+  let busy = false;
+  let done = 0;
+  const serve = () => {
+    if (busy || queued.length === 0) return;
+    busy = true;
+    setTimeout(() => {
+      queued.shift();
+      done++;
+      busy = false;
+      serve();
+    }, serviceMs);
+  };
+  return {
+    done: () => done,
+    deps: {
+      send: async (d: DeviceToSignal) => {
+        inTransit.add(d.userId);
+        setTimeout(() => {
+          inTransit.delete(d.userId);
+          queued.push(d.userId);
+          serve();
+        }, transitMs);
+      },
+      pending: async (d: DeviceToSignal) => inTransit.has(d.userId) || queued.includes(d.userId),
+    },
+  };
+}
+
 beforeEach(() => {
   vi.useFakeTimers();
 });
@@ -135,5 +171,33 @@ describe('SignalPacer', () => {
     // second. The controller's own swings cost some; the benchmark judges the real engines.
     expect((worker.done() - before) / 60).toBeGreaterThan(0.8 * 50);
     pacer.stop();
+  });
+
+  it('keeps the engine busy while it samples: the window refills before its newest signal is done', async () => {
+    // 40 tasks a second, each reaching the queue 150 ms after its signal.
+    const engine = servingEngine(25, 150);
+    const pacer = new SignalPacer(engine.deps, { targetDelayMs: 250, concurrency: 16 });
+    void pacer.submit('large', devices('large', 5_000));
+    await vi.advanceTimersByTimeAsync(10_000);
+    const before = engine.done();
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect((engine.done() - before) / 60).toBeGreaterThan(0.95 * 40);
+    pacer.stop();
+  });
+
+  it('does not grow the window on its first sample, which is its own base', async () => {
+    // 20 tasks a second: the first window (32) is already 1.6 s of work, far above the target.
+    const queue = taskQueue(50);
+    const windows: number[] = [];
+    const pacer = new SignalPacer(
+      { ...queue.deps, sampled: (s) => windows.push(s.window) },
+      { targetDelayMs: 250, concurrency: 16, initialWindow: 32 },
+    );
+    void pacer.submit('large', devices('large', 1_000));
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(windows.length).toBeGreaterThan(3);
+    expect(Math.max(...windows)).toBeLessThanOrEqual(32);
+    pacer.stop();
+    queue.stop();
   });
 });
