@@ -264,7 +264,7 @@ export class SignalPacer {
   async #follow(marker: Accepted): Promise<void> {
     // Each describe is a call the engine serves beside the fan-out: the first look waits half
     // the least of the recent delays, which no marker is likely to beat by much.
-    const recent = this.#samples.slice(-3).map((s) => s.delayMs);
+    const recent = this.#recentDelays();
     if (recent.length > 0) await sleep(Math.min(1_000, Math.min(...recent) / 2));
     for (;;) {
       const pending = await withTimeout(this.#deps.pending(marker.device), this.#answerTimeoutMs.pending).catch(() => undefined);
@@ -294,7 +294,7 @@ export class SignalPacer {
     // pass for the engine's speed. One slow sample is noise: the last three's median decides a
     // shrink; a growth needs all three below the target.
     const base = Math.min(forgivenTargets * this.#target, ...this.#samples.map((s) => s.delayMs));
-    const recent = this.#samples.slice(-3).map((s) => s.delayMs);
+    const recent = this.#recentDelays();
     const backlog = median(recent) - base;
     // A marker decides only if it waited behind the window as it is now: sent under it, and
     // after every signal sent under the one before was done (those still in flight when the
@@ -327,6 +327,11 @@ export class SignalPacer {
     return Math.min(third, Math.round((ms * (last.confirmed - first.confirmed)) / (last.at - first.at)));
   }
 
+  /** The last three markers' delays, ms. */
+  #recentDelays(): number[] {
+    return this.#samples.slice(-3).map((s) => s.delayMs);
+  }
+
   #recordProgress(): void {
     const now = this.#now();
     this.#progress = [...this.#progress.filter((p) => now - p.at < 5_000), { at: now, confirmed: this.#confirmed }];
@@ -353,7 +358,7 @@ const forgivenTargets = 4;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The middle value; of two, the larger (the cautious one, when a window would grow on it). */
+/** The middle value; of two, the larger (the cautious one: the window shrinks on it sooner). */
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)]!;

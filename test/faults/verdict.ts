@@ -19,10 +19,10 @@
  *     needs a lost task (a worker kill or a Temporal stop after the claim) and no drain of
  *     the claim before the retried task's look;
  *   - an escalation is no duplicate: a DM behind an outstanding NORMAL wake gets one HIGH wake
- *     once the minimum interval allows (docs/design.md, Escalation of a NORMAL wake for a DM). It supersedes the NORMAL
- *     claim: when a lost task left that claim unsent, the retried task may find the escalation
- *     due and send it instead, and the phone is woken all the same — so a claim followed by a
- *     delivered escalation is not lost;
+ *     once the minimum interval allows (docs/design.md, Escalation of a NORMAL wake for a DM).
+ *     It supersedes the NORMAL claim: when a lost task left that claim unsent, the retried task
+ *     may find the escalation due and send it instead, and the phone is woken all the same — so
+ *     a claim followed by a delivered escalation is not lost;
  *   - a re-wake of a delivered, undrained wake: a claim made while the previous claim's wake,
  *     which the phone had received, was still outstanding (no drain committed since) — "a wake
  *     that arrives while a previous one was not drained". Re-wakes are at least R apart and

@@ -110,8 +110,8 @@ export const bridgeStartSection = section({ BRIDGE_START_AT: text() }, (v) => {
 /**
  * The workers' backlog (ms a workflow task waits, in Temporal's task queue and in the workers,
  * beyond an empty queue's) up to which the bridge sends server channels' signals; DMs never
- * wait for it (src/bridge/signal-pacer.ts). 0: not paced. The default keeps a DM's p99 under
- * 2 s beside a 10,000-device fan-out without slowing the fan-out (docs/architecture.md, "DMs first").
+ * wait for it (src/bridge/signal-pacer.ts). 0: not paced. What the default costs and buys on
+ * each engine is measured in docs/architecture.md, "DMs first".
  */
 export const defaultChannelBacklogMs = 250;
 

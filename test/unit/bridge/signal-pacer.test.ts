@@ -167,7 +167,7 @@ describe('SignalPacer', () => {
     await vi.advanceTimersByTimeAsync(20_000); // the window finds its size
     const before = worker.done();
     await vi.advanceTimersByTimeAsync(60_000);
-    // Forgiving only the target's worth, the window sat at its floor: 16 tasks in flight, 20 a
+    // Forgiving only the target's worth, the window sat at its floor: 24 tasks in flight, 30 a
     // second. The controller's own swings cost some; the benchmark judges the real engines.
     expect((worker.done() - before) / 60).toBeGreaterThan(0.8 * 50);
     pacer.stop();
