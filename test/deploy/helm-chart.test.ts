@@ -27,6 +27,7 @@ import {
 import { writeSchemaSet, type SchemaSet } from './kubernetes-schemas.js';
 import { secretVariables as secrets } from '../../src/config/env.js';
 import { variablesRead } from '../../src/config/index.js';
+import { defaultChannelBacklogMs } from '../../src/config/sections/nats.js';
 
 type Process = 'api' | 'worker' | 'bridge' | 'migrate';
 
@@ -345,6 +346,10 @@ describe('each process gets its own settings and secrets, and nothing of another
     expect(sorted(v.worker.secrets)).toEqual(['push-zippchat-push-database']);
     expect(sorted(v.bridge.secrets)).toEqual(['push-zippchat-push-database']);
     expect(sorted(v.migrate.secrets)).toEqual(['push-zippchat-push-database']);
+  });
+
+  it("with the default values, the bridge paces server channels at the service's own default, the one measured", () => {
+    expect(Number(views('default').bridge.env.BRIDGE_CHANNEL_BACKLOG_MS)).toBe(defaultChannelBacklogMs);
   });
 
   it('every configuration variable can be set from values', () => {
