@@ -20,6 +20,11 @@ export interface DeviceIdentity {
   readonly deviceId: string;
 }
 
+/** A device and the transport its workflow is started with, should it be missing: what a signal-with-start needs. */
+export interface DeviceToSignal extends DeviceIdentity {
+  readonly transport: TransportName;
+}
+
 export type WakePriority = 'high' | 'normal';
 
 /**

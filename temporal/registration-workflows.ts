@@ -46,7 +46,7 @@ export async function signalPending(client: Client, taskQueue: string, device: D
 /**
  * Whether the device's workflow still has a workflow task: waiting for a worker (scheduled) or
  * running in one (started — a wake's claim and send run inside its task, as local activities).
- * What the bridge's pacing samples (src/bridge/signal-pacer.ts). A read; it changes nothing.
+ * What the pacing of the bridge and the api samples (src/signal-pacer.ts). A read; it changes nothing.
  */
 export async function workflowTaskPending(client: Client, device: DeviceIdentity): Promise<boolean> {
   const described = await client.workflowService.describeWorkflowExecution({

@@ -19,7 +19,7 @@ import type { DistributorTap } from '../distributor-tap.js';
 import type { Report, Section } from '../report.js';
 import { devicesFor, insertRegistrations, messageEvent, nextIds, seedServer, seedUsers, type BenchDevice, type ServerWorld } from '../seed.js';
 import type { BenchSettings } from '../settings.js';
-import { defaultChannelBacklogMs } from '../../src/config/sections/nats.js';
+import { defaultBacklogMs } from '../../src/config/sections/pacing.js';
 import { setupProse } from '../setup-prose.js';
 import type { BenchStack, RunningApps, TemporalEngine } from '../stack.js';
 import { quantile, sleep } from '../stats.js';
@@ -33,7 +33,7 @@ const smallMembers = 20;
  */
 const sides = [
   { id: 'reference', backlogMs: '0', name: 'not paced (BRIDGE_CHANNEL_BACKLOG_MS=0)' },
-  { id: 'paced', backlogMs: undefined, name: `paced (BRIDGE_CHANNEL_BACKLOG_MS=${defaultChannelBacklogMs})` },
+  { id: 'paced', backlogMs: undefined, name: `paced (BRIDGE_CHANNEL_BACKLOG_MS=${defaultBacklogMs})` },
 ] as const;
 type Side = (typeof sides)[number]['id'];
 
@@ -73,7 +73,7 @@ export async function measureDmLatency(stack: BenchStack, report: Report, settin
       smallEverySeconds: smallEveryMs / 1000,
       smallMembers,
       windowSeconds: settings.dmLatency.windowMs(settings.dmLatency.sizes.at(-1)!) / 1000,
-      backlogMs: defaultChannelBacklogMs,
+      backlogMs: defaultBacklogMs,
     }),
   );
   const runs = {} as Record<Side, SideRun>;

@@ -12,7 +12,7 @@ import type { Logger } from '../log.js';
 import { registry } from '../metrics.js';
 import type { TemporalHandle } from '../../temporal/client.js';
 import type { ApiConfig } from '../config/index.js';
-import { createBestEffortSignals } from './best-effort-signals.js';
+import { createBestEffortSignals, type RegistrationSignals } from './best-effort-signals.js';
 import { authenticate, createBearerVerifier, type AuthenticatedState } from './auth.js';
 import { errorSummary } from '../error-summary.js';
 import { ApiError, fromHttpError } from './errors.js';
@@ -35,6 +35,8 @@ export interface ApiDeps {
   readonly lookupHost?: LookupHost;
   /** Deadline of each call to Temporal after a change committed. */
   readonly temporalDeadlineMs?: number;
+  /** The signals to workflows, when the caller stops them (startApi); else made here, from `config`. */
+  readonly signals?: RegistrationSignals;
 }
 
 export function createApp(deps: ApiDeps): Koa {
@@ -73,11 +75,19 @@ function deviceRoutes(deps: ApiDeps): Router<AuthenticatedState>[] {
     config: deps.config,
     pool: deps.pool,
     log: deps.log,
-    signals: createBestEffortSignals(deps.temporal, deps.config.temporal.taskQueue, deps.log, deps.temporalDeadlineMs),
+    signals: deps.signals ?? apiSignals(deps),
     lookupHost: deps.lookupHost ?? systemLookup,
     guard,
   };
   return [pushRoutes(routeDeps), keyRoutes(routeDeps)];
+}
+
+/** The api's signals to workflows as its configuration says: registrations paced unless `API_REGISTRATION_BACKLOG_MS` is 0. */
+export function apiSignals(deps: Pick<ApiDeps, 'config' | 'temporal' | 'log' | 'temporalDeadlineMs'>): RegistrationSignals {
+  return createBestEffortSignals(deps.temporal, deps.config.temporal.taskQueue, deps.log, {
+    backlogMs: deps.config.registrationBacklogMs,
+    ...(deps.temporalDeadlineMs === undefined ? {} : { deadlineMs: deps.temporalDeadlineMs }),
+  });
 }
 
 /** Per-device answers must not be kept by any cache between the app and us. */

@@ -5,7 +5,7 @@ import type { ApiConfig } from '../config/index.js';
 import { openDatabase } from '../db/verify.js';
 import type { Logger } from '../log.js';
 import { createTemporalClient } from '../../temporal/client.js';
-import { createApp } from './app.js';
+import { apiSignals, createApp } from './app.js';
 import { defaultRateLimit, postgresRateLimitStore, SharedRateLimit } from './rate-limit.js';
 
 export interface RunningApi {
@@ -17,7 +17,8 @@ export async function startApi(config: ApiConfig, log: Logger): Promise<RunningA
   const pool = await openDatabase(config.databaseUrl, log);
   const temporal = createTemporalClient(config.temporal);
   const rateLimiter = new SharedRateLimit(postgresRateLimitStore(pool), defaultRateLimit);
-  const app = createApp({ config, pool, temporal, log, rateLimiter });
+  const signals = apiSignals({ config, temporal, log });
+  const app = createApp({ config, pool, temporal, log, rateLimiter, signals });
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(config.http.port, config.http.host, () => resolve(s));
     s.once('error', reject);
@@ -37,6 +38,7 @@ export async function startApi(config: ApiConfig, log: Logger): Promise<RunningA
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      signals.stop();
       await rateLimiter.close();
       await temporal.close();
       await pool.end();

@@ -1,6 +1,7 @@
 /** The api's Prometheus metrics, registered on the process registry served at `/metrics`. */
-import { Counter, Histogram } from 'prom-client';
+import { Counter, Gauge, Histogram } from 'prom-client';
 import { registry } from '../metrics.js';
+import type { PacerView } from '../signal-pacer.js';
 
 export const requestDuration = new Histogram({
   name: 'push_api_request_duration_seconds',
@@ -22,6 +23,24 @@ export const temporalSignalFailures = new Counter({
   help: 'Signals to workflows (registered, deleted) that did not reach Temporal after the change committed; the bridge and maintenance heal them.',
   labelNames: ['signal'] as const,
   registers: [registry],
+});
+
+/** The registration pacers of this process's apps (one in production), read at each scrape. */
+const registrationPacers = new Set<{ view(): PacerView }>();
+
+/** Shows `pacer` in `push_api_registration_signals_queued` until the returned function is called. */
+export function watchRegistrationPacer(pacer: { view(): PacerView }): () => void {
+  registrationPacers.add(pacer);
+  return () => registrationPacers.delete(pacer);
+}
+
+export const registrationSignalsQueued = new Gauge({
+  name: 'push_api_registration_signals_queued',
+  help: "Registrations whose workflow's start waits in the api's pacer for the workers' backlog to shrink (API_REGISTRATION_BACKLOG_MS)",
+  registers: [registry],
+  collect() {
+    this.set([...registrationPacers].reduce((sum, p) => sum + p.view().queued, 0));
+  },
 });
 
 export const rateLimited = new Counter({

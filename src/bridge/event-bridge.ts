@@ -12,7 +12,7 @@ import { startConsumerLoop } from './consumer.js';
 import { createEventHandler, type RetryPolicy } from './handle-event.js';
 import { ensureIntake, type Intake, type IntakeOptions } from './intake.js';
 import { signal } from './signal-pending.js';
-import { SignalPacer } from './signal-pacer.js';
+import { SignalPacer } from '../signal-pacer.js';
 import { watchPacer } from './metrics.js';
 import { workflowTaskPending } from '../../temporal/registration-workflows.js';
 

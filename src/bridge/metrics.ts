@@ -1,7 +1,7 @@
 /** The bridge's Prometheus metrics, on the process registry (served at `/metrics`). */
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { registry } from '../metrics.js';
-import type { PacerView } from './signal-pacer.js';
+import type { PacerView } from '../signal-pacer.js';
 
 /** The pacers of this process's bridge replicas (one in production), read at each scrape. */
 const pacers = new Set<{ view(): PacerView }>();

@@ -2,20 +2,16 @@
  * The bridge's signals: tells registration workflows that they have new pending rows: one signal-with-start per
  * device (a missing workflow is started), a bounded number at a time. The input carries ids
  * and the transport only — never a token, endpoint or key. A DM's signals go out at once; a
- * server channel's go through the pacer when there is one (signal-pacer.ts).
+ * server channel's go through the pacer when there is one (src/signal-pacer.ts).
  */
 import type { Client } from '@temporalio/client';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { signalPending } from '../../temporal/registration-workflows.js';
-import { transportNameSchema, type DeviceIdentity, type TransportName } from '../domain.js';
+import { transportNameSchema, type DeviceToSignal } from '../domain.js';
 import { settleAll } from '../concurrency.js';
 import { bridgeMetrics } from './metrics.js';
-import type { SignalPacer } from './signal-pacer.js';
-
-export interface DeviceToSignal extends DeviceIdentity {
-  readonly transport: TransportName;
-}
+import type { SignalPacer } from '../signal-pacer.js';
 
 const named = z.object({ user_ids: z.array(z.string()), device_ids: z.array(z.string()), transports: z.array(transportNameSchema) });
 

@@ -9,7 +9,8 @@ import { apiFcmSection, workerFcmSection } from './sections/fcm.js';
 import { jwtSection } from './sections/jwt.js';
 import { apiListenSection, bridgeListenSection, workerListenSection } from './sections/listen.js';
 import { logSection } from './sections/log.js';
-import { bridgePacingSection, bridgeStartSection, natsSection } from './sections/nats.js';
+import { bridgeStartSection, natsSection } from './sections/nats.js';
+import { apiPacingSection, bridgePacingSection } from './sections/pacing.js';
 import { temporalSection } from './sections/temporal.js';
 import { unifiedPushSection } from './sections/unifiedpush.js';
 import { wakePolicySection } from './sections/wake-policy.js';
@@ -27,6 +28,7 @@ const api = [
   apiFcmSection,
   unifiedPushSection,
   wakePolicySection,
+  apiPacingSection,
 ] as const;
 const worker = [logSection, databaseSection, temporalSection, workerListenSection, workerFcmSection, unifiedPushSection, wakePolicySection] as const;
 const bridge = [logSection, databaseSection, temporalSection, natsSection, bridgeStartSection, bridgePacingSection, bridgeListenSection] as const;

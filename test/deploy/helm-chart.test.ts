@@ -27,7 +27,7 @@ import {
 import { writeSchemaSet, type SchemaSet } from './kubernetes-schemas.js';
 import { secretVariables as secrets } from '../../src/config/env.js';
 import { variablesRead } from '../../src/config/index.js';
-import { defaultChannelBacklogMs } from '../../src/config/sections/nats.js';
+import { defaultBacklogMs } from '../../src/config/sections/pacing.js';
 
 type Process = 'api' | 'worker' | 'bridge' | 'migrate';
 
@@ -187,6 +187,7 @@ describe('each process gets its own settings and secrets, and nothing of another
         'JWT_SECRET_FILE',
         'JWT_ISSUER',
         'JWT_AUDIENCE',
+        'API_REGISTRATION_BACKLOG_MS',
         'FCM_PROJECT_ID',
         'PUSH_UP_ALLOW_PRIVATE',
         'PUSH_UP_ALLOW_HTTP',
@@ -348,8 +349,10 @@ describe('each process gets its own settings and secrets, and nothing of another
     expect(sorted(v.migrate.secrets)).toEqual(['push-zippchat-push-database']);
   });
 
-  it("with the default values, the bridge paces server channels at the service's own default, the one measured", () => {
-    expect(Number(views('default').bridge.env.BRIDGE_CHANNEL_BACKLOG_MS)).toBe(defaultChannelBacklogMs);
+  it("with the default values, the bridge and the api pace at the service's own default, the one measured", () => {
+    const v = views('default');
+    expect(Number(v.bridge.env.BRIDGE_CHANNEL_BACKLOG_MS)).toBe(defaultBacklogMs);
+    expect(Number(v.api.env.API_REGISTRATION_BACKLOG_MS)).toBe(defaultBacklogMs);
   });
 
   it('every configuration variable can be set from values', () => {

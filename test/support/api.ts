@@ -14,7 +14,7 @@ import { Writable } from 'node:stream';
 import type Koa from 'koa';
 import { pino } from 'pino';
 import { inject } from 'vitest';
-import { createApp } from '../../src/api/app.js';
+import { apiSignals, createApp } from '../../src/api/app.js';
 import type { RateLimitOptions } from '../../src/api/rate-limit.js';
 import type { LookupHost } from '../../src/api/unifiedpush-endpoint.js';
 import { loadConfig, type ApiConfig } from '../../src/config/index.js';
@@ -67,12 +67,16 @@ export async function startTestApi(options: TestApiOptions): Promise<TestApi> {
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     TEMPORAL_TASK_QUEUE: options.taskQueue,
     JWT_SECRET: testJwtSecret,
+    // No worker runs on most api tests' task queues: paced, their registrations after the first
+    // window would wait for one forever. A test of the pacing sets it.
+    API_REGISTRATION_BACKLOG_MS: '0',
     ...options.env,
   });
   const logs: string[] = [];
   const log = pino({ level: 'debug' }, new Writable({ write: (chunk: Buffer, _encoding, done) => void (logs.push(chunk.toString()), done()) }));
   const temporal = createTemporalClient(config.temporal);
-  const app = createApp({ config, pool: options.db.pool, temporal, log, ...pick(options) });
+  const signals = apiSignals({ config, temporal, log, ...pick(options) });
+  const app = createApp({ config, pool: options.db.pool, temporal, log, signals, ...pick(options) });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
@@ -89,6 +93,7 @@ export async function startTestApi(options: TestApiOptions): Promise<TestApi> {
       agent.destroy();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      signals.stop();
       await temporal.close();
     },
   };

@@ -245,6 +245,14 @@ describe('loadConfig', () => {
     expect(() => loadConfig('migrate', foreign)).not.toThrow();
   });
 
+  it('reads API_REGISTRATION_BACKLOG_MS (250 by default, 0 turns pacing off), and names it when it is not a number of ms', () => {
+    expect(loadConfig('api', base).registrationBacklogMs).toBe(250);
+    expect(loadConfig('api', { ...base, API_REGISTRATION_BACKLOG_MS: '0' }).registrationBacklogMs).toBe(0);
+    expect(failure({ ...base, API_REGISTRATION_BACKLOG_MS: '-1' }, 'api').message).toBe(
+      'config: API_REGISTRATION_BACKLOG_MS must be an integer from 0 to 60000 (got "-1")',
+    );
+  });
+
   it('reads BRIDGE_CHANNEL_BACKLOG_MS (250 by default, 0 turns pacing off), and names it when it is not a number of ms', () => {
     expect(loadConfig('bridge', base).channelBacklogMs).toBe(250);
     expect(loadConfig('bridge', { ...base, BRIDGE_CHANNEL_BACKLOG_MS: '0' }).channelBacklogMs).toBe(0);

@@ -8,7 +8,7 @@ import { ConfigError } from '../errors.js';
 import { readFile } from '../env.js';
 import { section } from '../section.js';
 import { readCaFile, readCertificatePair } from '../tls-files.js';
-import { integer, text, tryUrl } from '../vars.js';
+import { text, tryUrl } from '../vars.js';
 
 export type NatsAuth =
   | { readonly kind: 'none' }
@@ -106,15 +106,3 @@ export const bridgeStartSection = section({ BRIDGE_START_AT: text() }, (v) => {
   }
   return { bridgeStartAt: date as Date | undefined };
 });
-
-/**
- * The workers' backlog (ms a workflow task waits, in Temporal's task queue and in the workers,
- * beyond an empty queue's) up to which the bridge sends server channels' signals; DMs never
- * wait for it (src/bridge/signal-pacer.ts). 0: not paced. What the default costs and buys on
- * each engine is measured in docs/architecture.md, "DMs first".
- */
-export const defaultChannelBacklogMs = 250;
-
-export const bridgePacingSection = section({ BRIDGE_CHANNEL_BACKLOG_MS: integer(defaultChannelBacklogMs, 0, 60_000) }, (v) => ({
-  channelBacklogMs: v.BRIDGE_CHANNEL_BACKLOG_MS,
-}));

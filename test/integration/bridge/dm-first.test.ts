@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { devicesFor, insertRegistrations, seedServer, seedUsers, type BenchDevice, type ServerWorld } from '../../../bench/seed.js';
 import { startDistributor, type FakeDistributor } from '../../../simulator/distributor.js';
 import type { EventBridge } from '../../../src/bridge/event-bridge.js';
-import { defaultChannelBacklogMs } from '../../../src/config/sections/nats.js';
+import { defaultBacklogMs } from '../../../src/config/sections/pacing.js';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
 import { startDevWorker, type DevWorker } from '../../support/dev-worker.js';
 import { hostFixtures, nextId } from '../../support/host-fixtures.js';
@@ -38,7 +38,7 @@ beforeAll(async () => {
   await insertRegistrations(db.pool, [...world.devices, callee]);
   dmChannel = await hostFixtures(db.pool).dm([world.ownerId, callee.userId]);
   // The production setting (BRIDGE_CHANNEL_BACKLOG_MS's default).
-  bridge = await h.startReplica(db.pool, { channelBacklogMs: defaultChannelBacklogMs });
+  bridge = await h.startReplica(db.pool, { channelBacklogMs: defaultBacklogMs });
 });
 
 afterAll(async () => {

@@ -231,6 +231,7 @@ files. Nothing another process reads.
 {{- include "zippchat-push.envVar" (dict "name" "PORT" "value" $v.api.port) }}
 {{- include "zippchat-push.envVar" (dict "name" "JWT_ISSUER" "value" $v.jwt.issuer) }}
 {{- include "zippchat-push.envVar" (dict "name" "JWT_AUDIENCE" "value" $v.jwt.audience) }}
+{{- include "zippchat-push.envVar" (dict "name" "API_REGISTRATION_BACKLOG_MS" "value" $v.api.registrationBacklogMs) }}
 {{- end }}
 {{- if eq $c "worker" }}
 {{- if $v.fcm.adc.enabled }}

@@ -3,8 +3,8 @@
  * worker takes from at a fixed rate; `pending` says whether a device's task is still in it.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { PacerStoppedError, SignalPacer } from '../../../src/bridge/signal-pacer.js';
-import type { DeviceToSignal } from '../../../src/bridge/signal-pending.js';
+import { PacerStoppedError, SignalPacer } from '../../src/signal-pacer.js';
+import type { DeviceToSignal } from '../../src/domain.js';
 
 const device = (server: string, i: number): DeviceToSignal => ({ userId: `${server}-${i}`, deviceId: 'phone', transport: 'unifiedpush' });
 const devices = (server: string, n: number) => Array.from({ length: n }, (_, i) => device(server, i));

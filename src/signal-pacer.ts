@@ -1,17 +1,20 @@
 /**
- * Paces the `pending` signals of server channels against the workers' backlog, so that a DM's
- * signal — sent at once, never through here — waits behind at most about `targetDelayMs` of
- * channel work in Temporal's task queue instead of behind a whole fan-out (docs/architecture.md,
+ * Paces the signals that can wait — the bridge's `pending` signals of server channels, the api's
+ * `registered` signals — against the workers' backlog, so that a DM's signal, sent at once and
+ * never through here, waits behind at most about `targetDelayMs` of that work in Temporal's task
+ * queue instead of behind a whole fan-out or burst of registrations (docs/architecture.md,
  * "DMs first").
  *
  * What must stay true:
  *
- * - **Nothing is lost.** A queued signal is either sent or its `submit` rejects (`stop()`): the
- *   caller's event then fails and is redelivered, and the redelivery re-signals the rows it owns.
- *   The pending rows were committed before anything was queued here; signals are only hints.
- * - **Servers take turns.** Each server has its own queue and the queues are served one signal
- *   each in turn, so a 20-member server's signals go out within its first turns however large
- *   a fan-out another server has queued.
+ * - **Nothing is lost.** A queued signal is either sent or its `submit` resolves with its
+ *   failure (`stop()`), and the caller has a way back: the bridge's event fails and is
+ *   redelivered, re-signalling the rows it owns; a registration's workflow is started by the
+ *   next message's signal or by maintenance. What the signal tells was committed in PostgreSQL
+ *   before it was queued here; signals are only hints.
+ * - **Queues take turns.** Each key (a chat server in the bridge, a user in the api) has its own
+ *   queue, and the queues are served one signal each in turn, so a 20-member server's signals go
+ *   out within its first turns however large a fan-out another server has queued.
  * - **The backlog stays near the target.** At most `window` signals are sent and not yet known
  *   to be done. Whether they are is sampled with markers: an accepted signal's workflow is
  *   described until it has no workflow task left — neither waiting in the task queue nor
@@ -27,11 +30,11 @@
  *   was full. Only a marker that waited behind the window as it is now decides — sent after
  *   every signal of the window before was done — so one cause moves the window once. A stalled
  *   worker therefore stops the flow after one window, and a fast one opens it within a few
- *   samples. Two bridge replicas each pace their own signals against the same backlog, so both
- *   back off when it grows.
+ *   samples. Each pacer (two bridge replicas, the api's replicas) paces its own signals against
+ *   the same backlog, so all back off when it grows.
  */
-import { withTimeout } from '../with-timeout.js';
-import type { DeviceToSignal } from './signal-pending.js';
+import type { DeviceToSignal } from './domain.js';
+import { withTimeout } from './with-timeout.js';
 
 export interface PacerOptions {
   /** The backlog's delay the pacer lets channel signals build, ms. */
@@ -118,7 +121,7 @@ export class SignalPacer {
   readonly #answerTimeoutMs: { readonly pending: number; readonly send: number };
   readonly #now: () => number;
 
-  /** Queues by server, in the order servers take turns. */
+  /** Queues by key, in the order they take turns. */
   readonly #queues = new Map<string, Job[]>();
   #queued = 0;
   #window: number;
@@ -154,17 +157,17 @@ export class SignalPacer {
     this.#idleSince = this.#now();
   }
 
-  /** Queues `devices` under `serverId`; resolves with the failures, in device order, once every one was sent or failed. */
-  submit(serverId: string, devices: readonly DeviceToSignal[]): Promise<unknown[]> {
+  /** Queues `devices` under `key`; resolves with the failures, in device order, once every one was sent or failed. */
+  submit(key: string, devices: readonly DeviceToSignal[]): Promise<unknown[]> {
     if (devices.length === 0) return Promise.resolve([]);
     if (this.#stopped) return Promise.resolve(devices.map(() => new PacerStoppedError()));
     if (this.#idle() && this.#now() - this.#idleSince > this.#idleResetMs) this.#window = this.#initial;
     return new Promise((resolve) => {
       const failures = new Array<unknown>(devices.length);
       let left = devices.length;
-      const queue = this.#queues.get(serverId) ?? [];
-      this.#queues.delete(serverId); // re-inserted last: a server that arrives takes its turn after those waiting
-      this.#queues.set(serverId, queue);
+      const queue = this.#queues.get(key) ?? [];
+      this.#queues.delete(key); // re-inserted last: a key that arrives takes its turn after those waiting
+      this.#queues.set(key, queue);
       devices.forEach((device, i) => {
         queue.push({
           device,
@@ -206,12 +209,12 @@ export class SignalPacer {
     }
   }
 
-  /** One signal from the server whose turn it is; that server goes to the back of the line. */
+  /** One signal from the queue whose turn it is; that queue goes to the back of the line. */
   #nextJob(): Job {
-    const [serverId, queue] = this.#queues.entries().next().value!;
+    const [key, queue] = this.#queues.entries().next().value!;
     const job = queue.shift()!;
-    this.#queues.delete(serverId);
-    if (queue.length > 0) this.#queues.set(serverId, queue);
+    this.#queues.delete(key);
+    if (queue.length > 0) this.#queues.set(key, queue);
     this.#queued--;
     return job;
   }

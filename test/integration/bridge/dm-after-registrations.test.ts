@@ -1,0 +1,110 @@
+/**
+ * A DM is not served after a burst of registrations: 2,000 phones register through the api
+ * (`PUT /api/push/registration`, the api's pacing at its default) while no worker runs, then a
+ * DM reaches the bridge; when the worker starts, the DM is woken before the api has started most
+ * of the registrations' workflows — and then every one of them is started. Real api, JetStream,
+ * PostgreSQL, Temporal dev server, worker and UnifiedPush transport to a loopback distributor.
+ * Assertions on order and counts, not on time.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedUsers, type BenchDevice } from '../../../bench/seed.js';
+import { createDeviceKeys } from '../../../simulator/device-keys.js';
+import { startDistributor, type FakeDistributor } from '../../../simulator/distributor.js';
+import type { EventBridge } from '../../../src/bridge/event-bridge.js';
+import { defaultBacklogMs } from '../../../src/config/sections/pacing.js';
+import { startTestApi, type TestApi } from '../../support/api.js';
+import { freshDatabase, type TestDatabase } from '../../support/database.js';
+import { startDevWorker, type DevWorker } from '../../support/dev-worker.js';
+import { hostFixtures, nextId } from '../../support/host-fixtures.js';
+import { signDeviceToken, testJwtSecret } from '../../support/jwt.js';
+import { bridgeHarness, messageEvent, pendingSignals, until, type BridgeHarness } from './harness.js';
+
+const phones = 2_000;
+/** Requests at once: the api answers each within its deadline for Temporal, signal sent or still queued. */
+const concurrency = 64;
+/** "Most": on today's code every registration's workflow was started before the worker even ran. */
+const startedBeforeDmAtMost = phones / 2;
+
+let db: TestDatabase;
+let h: BridgeHarness;
+let api: TestApi;
+let distributor: FakeDistributor;
+let bridge: EventBridge | undefined;
+let worker: DevWorker | undefined;
+let callee: BenchDevice;
+let caller: string;
+let dmChannel: string;
+
+beforeAll(async () => {
+  db = await freshDatabase();
+  h = await bridgeHarness();
+  distributor = await startDistributor();
+  api = await startTestApi({
+    db,
+    taskQueue: h.taskQueue,
+    // The production setting (most api tests turn it off: no worker runs on their task queues).
+    env: { API_REGISTRATION_BACKLOG_MS: String(defaultBacklogMs), PUSH_UP_ALLOW_PRIVATE: 'true', PUSH_UP_ALLOW_HTTP: 'true' },
+    rateLimit: { perSecond: 10_000 },
+    temporalDeadlineMs: 500,
+  });
+  const [calleeId, callerId] = await seedUsers(db.pool, 2);
+  caller = callerId!;
+  const keys = createDeviceKeys();
+  callee = { userId: calleeId!, deviceId: 'phone', keys, endpoint: distributor.register(keys) };
+  dmChannel = await hostFixtures(db.pool).dm([caller, callee.userId]);
+  bridge = await h.startReplica(db.pool, { channelBacklogMs: defaultBacklogMs });
+});
+
+afterAll(async () => {
+  await bridge?.stop();
+  await worker?.stop();
+  await api?.close();
+  await h?.close();
+  await distributor?.close();
+  await db?.drop();
+});
+
+/** Registration workflows started on this file's task queue (the callee's among them once it is). */
+const started = async () => (await h.temporal.workflow.count(`TaskQueue = '${h.taskQueue}'`)).count;
+
+async function register(device: BenchDevice): Promise<number> {
+  const token = await signDeviceToken({ userId: device.userId, deviceId: device.deviceId, secret: testJwtSecret });
+  const body = {
+    transport: 'unifiedpush',
+    token: device.endpoint,
+    p256dh: device.keys.p256dh.toString('base64url'),
+    auth: device.keys.auth.toString('base64url'),
+  };
+  return (await api.request('PUT', '/api/push/registration', { token, body })).status;
+}
+
+async function registerAll(devices: readonly BenchDevice[]): Promise<number[]> {
+  const statuses: number[] = [];
+  for (let i = 0; i < devices.length; i += concurrency) statuses.push(...(await Promise.all(devices.slice(i, i + concurrency).map(register))));
+  return statuses;
+}
+
+describe('a DM behind a burst of 2,000 registrations', () => {
+  it('is woken before most of their workflows are started, and every one is started after it', async () => {
+    // seedUsers also signs each user in on a device named 'phone': the session the api checks.
+    const devices = (await seedUsers(db.pool, phones)).map((userId): BenchDevice => {
+      const keys = createDeviceKeys();
+      return { userId, deviceId: 'phone', keys, endpoint: distributor.register(keys) };
+    });
+    const statuses = await registerAll([callee, ...devices]);
+    expect(statuses.filter((s) => s !== 200)).toEqual([]);
+    const beforeWorker = await started();
+    expect(beforeWorker, 'workflows the api started while no worker took a task').toBeLessThan(startedBeforeDmAtMost);
+
+    await h.publish(messageEvent(dmChannel, caller, nextId()));
+    await until('the DM signalled', async () => ((await pendingSignals(h.temporal, callee)) ?? 0) >= 1, 60_000);
+
+    worker = await startDevWorker(db, { taskQueue: h.taskQueue });
+    await until('the DM woken', async () => distributor.received.some((m) => m.endpoint === callee.endpoint), 80_000);
+    const atDm = await started();
+    expect(atDm, 'registration workflows started by the time the DM was woken').toBeLessThan(startedBeforeDmAtMost);
+
+    // Paced, not dropped: every registration gets its workflow.
+    await until('every registration started', async () => (await started()) >= phones + 1, 240_000);
+  }, 420_000);
+});
