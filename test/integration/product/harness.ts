@@ -12,6 +12,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { inject } from 'vitest';
 import { startEventBridge, type EventBridge } from '../../../src/bridge/event-bridge.js';
 import { loadConfig } from '../../../src/config/index.js';
+import { defaultBacklogMs } from '../../../src/config/sections/pacing.js';
 import { createServiceAccount } from '../../../devstack/stand-ins/google-oauth.js';
 import { startLocalFcm, type LocalFcm } from '../../../devstack/stand-ins/local-fcm.js';
 import { createLogger } from '../../../src/log.js';
@@ -47,7 +48,13 @@ export async function productHarness(db: TestDatabase, options: { readonly bridg
   const api = await startTestApi({
     db,
     taskQueue,
-    env: { FCM_PROJECT_ID: 'zippchat-product', PUSH_UP_ALLOW_PRIVATE: 'true', PUSH_UP_ALLOW_HTTP: 'true' },
+    // The api paces registrations as in production: a worker runs on this task queue.
+    env: {
+      FCM_PROJECT_ID: 'zippchat-product',
+      PUSH_UP_ALLOW_PRIVATE: 'true',
+      PUSH_UP_ALLOW_HTTP: 'true',
+      API_REGISTRATION_BACKLOG_MS: String(defaultBacklogMs),
+    },
   });
   const connection = await Connection.connect({ address: inject('temporalAddress') });
   const client = new Client({ connection });
