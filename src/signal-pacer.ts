@@ -182,7 +182,7 @@ export class SignalPacer {
     });
   }
 
-  /** Fails every queued signal (their events are redelivered); signals in flight finish. */
+  /** Fails every queued signal (each caller's way back, above, takes over); signals in flight finish. */
   stop(): void {
     this.#stopped = true;
     for (const queue of this.#queues.values()) for (const job of queue.splice(0)) job.done(new PacerStoppedError());
@@ -224,8 +224,8 @@ export class SignalPacer {
     const window = this.#window;
     const filled = this.#unconfirmed() >= window;
     const doneAhead = this.#confirmed;
-    // An answer that never comes must not hold the channels: the signal counts as failed (its
-    // event is redelivered; a signal that did land after all costs its workflow one more look).
+    // An answer that never comes must not hold the queues: the signal counts as failed (the
+    // caller's way back takes over; a signal that did land after all costs its workflow one more look).
     withTimeout(this.#deps.send(job.device), this.#answerTimeoutMs.send, 'signal not accepted').then(
       () => {
         this.#sending--;

@@ -35,8 +35,8 @@ export interface ApiDeps {
   readonly lookupHost?: LookupHost;
   /** Deadline of each call to Temporal after a change committed. */
   readonly temporalDeadlineMs?: number;
-  /** The signals to workflows, when the caller stops them (startApi); else made here, from `config`. */
-  readonly signals?: RegistrationSignals;
+  /** The signals to workflows (`apiSignals`); the caller stops them when it stops the app. */
+  readonly signals: RegistrationSignals;
 }
 
 export function createApp(deps: ApiDeps): Koa {
@@ -75,7 +75,7 @@ function deviceRoutes(deps: ApiDeps): Router<AuthenticatedState>[] {
     config: deps.config,
     pool: deps.pool,
     log: deps.log,
-    signals: deps.signals ?? apiSignals(deps),
+    signals: deps.signals,
     lookupHost: deps.lookupHost ?? systemLookup,
     guard,
   };

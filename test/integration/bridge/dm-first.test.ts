@@ -1,76 +1,89 @@
 /**
- * A DM is not served after a big channel's fan-out: with the worker stopped, a message to a
- * 2,000-member server channel and then a DM reach the bridge; when the worker starts, the DM's
- * wake is among the first wakes sent. Real JetStream, PostgreSQL, Temporal dev server, worker
- * and UnifiedPush transport to a loopback distributor. An assertion on order, not on time.
+ * A DM is not served after a big channel's fan-out nor after a burst of registrations, with the
+ * production pacing of the bridge and the api. Each case: with no worker running, the load and
+ * then a DM arrive; when the worker starts, the DM is served among the first, and then all the
+ * rest is too. Real api, JetStream, PostgreSQL, Temporal dev server, worker and UnifiedPush
+ * transport to a loopback distributor. Assertions on order and counts, not on time. The two
+ * cases run one after the other, each on its own database and task queue: side by side they
+ * would slow each other's 2,000 workflows on the shared dev server.
  */
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { devicesFor, insertRegistrations, seedServer, seedUsers, type BenchDevice, type ServerWorld } from '../../../bench/seed.js';
+import { createDeviceKeys } from '../../../simulator/device-keys.js';
 import { startDistributor, type FakeDistributor } from '../../../simulator/distributor.js';
 import type { EventBridge } from '../../../src/bridge/event-bridge.js';
 import { defaultBacklogMs } from '../../../src/config/sections/pacing.js';
+import { startTestApi, type TestApi } from '../../support/api.js';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
 import { startDevWorker, type DevWorker } from '../../support/dev-worker.js';
 import { hostFixtures, nextId } from '../../support/host-fixtures.js';
+import { signDeviceToken, testJwtSecret } from '../../support/jwt.js';
 import { bridgeHarness, messageEvent, pendingSignals, until, type BridgeHarness } from './harness.js';
 
 const members = 2_000;
 /** "Among the first": the DM's wake comes before this many of the channel's (today it came after all of them). */
 const firstWakes = 100;
 
-let db: TestDatabase;
-let h: BridgeHarness;
-let distributor: FakeDistributor;
-let bridge: EventBridge | undefined;
-let worker: DevWorker | undefined;
-let world: ServerWorld;
-let callee: BenchDevice;
-let dmChannel: string;
-
-beforeAll(async () => {
-  db = await freshDatabase();
-  h = await bridgeHarness();
-  distributor = await startDistributor();
-  world = await seedServer(db.pool, { members, channels: 1, distributor });
-  callee = devicesFor(await seedUsers(db.pool, 1), distributor)[0]!;
-  await insertRegistrations(db.pool, [...world.devices, callee]);
-  dmChannel = await hostFixtures(db.pool).dm([world.ownerId, callee.userId]);
-  // The production setting (BRIDGE_CHANNEL_BACKLOG_MS's default).
-  bridge = await h.startReplica(db.pool, { channelBacklogMs: defaultBacklogMs });
-});
-
-afterAll(async () => {
-  await bridge?.stop();
-  await worker?.stop();
-  await h?.close();
-  await distributor?.close();
-  await db?.drop();
-});
-
-/** Workflows the bridge's signal-with-starts have created on this file's task queue. */
-const signalled = async () => (await h.temporal.workflow.count(`TaskQueue = '${h.taskQueue}'`)).count;
-
-const pendingFor = (channelId: string) =>
-  db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int4 AS n FROM push_pending WHERE channel_id = ${channelId}`);
-
-/** Resolves once the bridge has started no workflow for `quietMs` (it signalled what it will signal without a worker). */
-async function signallingSettled(quietMs = 2_000): Promise<void> {
-  let last = await signalled();
-  let since = Date.now();
-  await until(
-    'the bridge to stop signalling',
-    async () => {
-      const now = await signalled();
-      if (now !== last) [last, since] = [now, Date.now()];
-      return now > 0 && Date.now() - since >= quietMs;
-    },
-    60_000,
-  );
-}
+/** Phones registering at once (the api's pacing at its default). */
+const phones = 2_000;
+/** Requests at once: the api answers each within its deadline for Temporal, signal sent or still queued. */
+const concurrency = 64;
+/** "Most": on today's code every registration's workflow was started before the worker even ran. */
+const startedBeforeDmAtMost = phones / 2;
 
 describe('a DM behind a 2,000-device channel fan-out', () => {
+  let db: TestDatabase;
+  let h: BridgeHarness;
+  let distributor: FakeDistributor;
+  let bridge: EventBridge | undefined;
+  let worker: DevWorker | undefined;
+  let world: ServerWorld;
+  let callee: BenchDevice;
+  let dmChannel: string;
+
+  beforeAll(async () => {
+    db = await freshDatabase();
+    h = await bridgeHarness();
+    distributor = await startDistributor();
+    world = await seedServer(db.pool, { members, channels: 1, distributor });
+    callee = devicesFor(await seedUsers(db.pool, 1), distributor)[0]!;
+    await insertRegistrations(db.pool, [...world.devices, callee]);
+    dmChannel = await hostFixtures(db.pool).dm([world.ownerId, callee.userId]);
+    // The production setting (BRIDGE_CHANNEL_BACKLOG_MS's default).
+    bridge = await h.startReplica(db.pool, { channelBacklogMs: defaultBacklogMs });
+  });
+
+  afterAll(async () => {
+    await bridge?.stop();
+    await worker?.stop();
+    await h?.close();
+    await distributor?.close();
+    await db?.drop();
+  });
+
+  /** Workflows the bridge's signal-with-starts have created on this case's task queue. */
+  const signalled = async () => (await h.temporal.workflow.count(`TaskQueue = '${h.taskQueue}'`)).count;
+
+  const pendingFor = (channelId: string) =>
+    db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int4 AS n FROM push_pending WHERE channel_id = ${channelId}`);
+
+  /** Resolves once the bridge has started no workflow for `quietMs` (it signalled what it will signal without a worker). */
+  async function signallingSettled(quietMs = 2_000): Promise<void> {
+    let last = await signalled();
+    let since = Date.now();
+    await until(
+      'the bridge to stop signalling',
+      async () => {
+        const now = await signalled();
+        if (now !== last) [last, since] = [now, Date.now()];
+        return now > 0 && Date.now() - since >= quietMs;
+      },
+      60_000,
+    );
+  }
+
   it('is among the first wakes when the worker starts', async () => {
     const channel = world.channelIds[0]!;
     await h.publish(messageEvent(channel, world.ownerId, nextId()));
@@ -86,7 +99,91 @@ describe('a DM behind a 2,000-device channel fan-out', () => {
     const position = distributor.received.findIndex((m) => m.endpoint === callee.endpoint);
     expect(position, `the DM's wake came after ${position} of the channel's`).toBeLessThan(firstWakes);
     // Paced, not lost: the channel's members are woken too, every one of them.
-    await until('every member woken', async () => distributor.received.length >= members + 1, 180_000);
+    await until('every member woken', async () => distributor.received.length >= members + 1, 300_000);
     expect(new Set(distributor.received.map((m) => m.endpoint)).size).toBe(members + 1);
-  }, 360_000);
+  }, 480_000);
+});
+
+describe('a DM behind a burst of 2,000 registrations', () => {
+  let db: TestDatabase;
+  let h: BridgeHarness;
+  let api: TestApi;
+  let distributor: FakeDistributor;
+  let bridge: EventBridge | undefined;
+  let worker: DevWorker | undefined;
+  let callee: BenchDevice;
+  let caller: string;
+  let dmChannel: string;
+
+  beforeAll(async () => {
+    db = await freshDatabase();
+    h = await bridgeHarness();
+    distributor = await startDistributor();
+    api = await startTestApi({
+      db,
+      taskQueue: h.taskQueue,
+      // The production setting (most api tests turn it off: no worker runs on their task queues).
+      env: { API_REGISTRATION_BACKLOG_MS: String(defaultBacklogMs), PUSH_UP_ALLOW_PRIVATE: 'true', PUSH_UP_ALLOW_HTTP: 'true' },
+      rateLimit: { perSecond: 10_000 },
+      temporalDeadlineMs: 500,
+    });
+    const [calleeId, callerId] = await seedUsers(db.pool, 2);
+    caller = callerId!;
+    const keys = createDeviceKeys();
+    callee = { userId: calleeId!, deviceId: 'phone', keys, endpoint: distributor.register(keys) };
+    dmChannel = await hostFixtures(db.pool).dm([caller, callee.userId]);
+    bridge = await h.startReplica(db.pool, { channelBacklogMs: defaultBacklogMs });
+  });
+
+  afterAll(async () => {
+    await bridge?.stop();
+    await worker?.stop();
+    await api?.close();
+    await h?.close();
+    await distributor?.close();
+    await db?.drop();
+  });
+
+  /** Registration workflows started on this case's task queue (the callee's among them once it is). */
+  const started = async () => (await h.temporal.workflow.count(`TaskQueue = '${h.taskQueue}'`)).count;
+
+  async function register(device: BenchDevice): Promise<number> {
+    const token = await signDeviceToken({ userId: device.userId, deviceId: device.deviceId, secret: testJwtSecret });
+    const body = {
+      transport: 'unifiedpush',
+      token: device.endpoint,
+      p256dh: device.keys.p256dh.toString('base64url'),
+      auth: device.keys.auth.toString('base64url'),
+    };
+    return (await api.request('PUT', '/api/push/registration', { token, body })).status;
+  }
+
+  async function registerAll(devices: readonly BenchDevice[]): Promise<number[]> {
+    const statuses: number[] = [];
+    for (let i = 0; i < devices.length; i += concurrency) statuses.push(...(await Promise.all(devices.slice(i, i + concurrency).map(register))));
+    return statuses;
+  }
+
+  it('is woken before most of their workflows are started, and every one is started after it', async () => {
+    // seedUsers also signs each user in on a device named 'phone': the session the api checks.
+    const devices = (await seedUsers(db.pool, phones)).map((userId): BenchDevice => {
+      const keys = createDeviceKeys();
+      return { userId, deviceId: 'phone', keys, endpoint: distributor.register(keys) };
+    });
+    const statuses = await registerAll([callee, ...devices]);
+    expect(statuses.filter((s) => s !== 200)).toEqual([]);
+    const beforeWorker = await started();
+    expect(beforeWorker, 'workflows the api started while no worker took a task').toBeLessThan(startedBeforeDmAtMost);
+
+    await h.publish(messageEvent(dmChannel, caller, nextId()));
+    await until('the DM signalled', async () => ((await pendingSignals(h.temporal, callee)) ?? 0) >= 1, 60_000);
+
+    worker = await startDevWorker(db, { taskQueue: h.taskQueue });
+    await until('the DM woken', async () => distributor.received.some((m) => m.endpoint === callee.endpoint), 80_000);
+    const atDm = await started();
+    expect(atDm, 'registration workflows started by the time the DM was woken').toBeLessThan(startedBeforeDmAtMost);
+
+    // Paced, not dropped: every registration gets its workflow.
+    await until('every registration started', async () => (await started()) >= phones + 1, 240_000);
+  }, 420_000);
 });
