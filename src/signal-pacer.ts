@@ -78,6 +78,25 @@ export interface PacerSample {
   readonly queued: number;
 }
 
+/** The pacers a process's gauges read at each scrape: one per bridge replica or api app (one in production, several in tests). */
+export class WatchedPacers {
+  readonly #pacers = new Set<{ view(): PacerView }>();
+
+  /** Shows `pacer` in the gauges until the returned function is called. */
+  watch(pacer: { view(): PacerView }): () => void {
+    this.#pacers.add(pacer);
+    return () => this.#pacers.delete(pacer);
+  }
+
+  views(): PacerView[] {
+    return [...this.#pacers].map((p) => p.view());
+  }
+
+  sum(pick: (view: PacerView) => number): number {
+    return this.views().reduce((sum, view) => sum + pick(view), 0);
+  }
+}
+
 export class PacerStoppedError extends Error {
   constructor() {
     super('the bridge is stopping: signal not sent');

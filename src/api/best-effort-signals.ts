@@ -18,7 +18,7 @@ import { signalDeleted, signalRegistered, workflowTaskPending } from '../../temp
 import type { DeviceIdentity, DeviceToSignal, TransportName } from '../domain.js';
 import { errorSummary } from '../error-summary.js';
 import { PacerStoppedError, SignalPacer } from '../signal-pacer.js';
-import { temporalSignalFailures, watchRegistrationPacer } from './metrics.js';
+import { registrationPacers, temporalSignalFailures } from './metrics.js';
 import { withTimeout } from '../with-timeout.js';
 
 export interface RegistrationSignals {
@@ -73,7 +73,7 @@ export function createBestEffortSignals(temporal: TemporalHandle, taskQueue: str
           { targetDelayMs: options.backlogMs, concurrency: pacedConcurrency },
         )
       : undefined;
-  const unwatch = pacer === undefined ? undefined : watchRegistrationPacer(pacer);
+  const unwatch = pacer === undefined ? undefined : registrationPacers.watch(pacer);
 
   const registeredPaced = async (paced: SignalPacer, device: DeviceIdentity, transport: TransportName): Promise<void> => {
     if (paced.view().queued >= maxQueued) return failed('registered', device, new Error(`${maxQueued} registrations already wait for the workers`));

@@ -1,7 +1,7 @@
 /** The api's Prometheus metrics, registered on the process registry served at `/metrics`. */
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { registry } from '../metrics.js';
-import type { PacerView } from '../signal-pacer.js';
+import { WatchedPacers } from '../signal-pacer.js';
 
 export const requestDuration = new Histogram({
   name: 'push_api_request_duration_seconds',
@@ -25,21 +25,15 @@ export const temporalSignalFailures = new Counter({
   registers: [registry],
 });
 
-/** The registration pacers of this process's apps (one in production), read at each scrape. */
-const registrationPacers = new Set<{ view(): PacerView }>();
-
-/** Shows `pacer` in `push_api_registration_signals_queued` until the returned function is called. */
-export function watchRegistrationPacer(pacer: { view(): PacerView }): () => void {
-  registrationPacers.add(pacer);
-  return () => registrationPacers.delete(pacer);
-}
+/** The registration pacers of this process's apps, shown in `push_api_registration_signals_queued` (`watch`). */
+export const registrationPacers = new WatchedPacers();
 
 export const registrationSignalsQueued = new Gauge({
   name: 'push_api_registration_signals_queued',
   help: "Registrations whose workflow's start waits in the api's pacer for the workers' backlog to shrink (API_REGISTRATION_BACKLOG_MS)",
   registers: [registry],
   collect() {
-    this.set([...registrationPacers].reduce((sum, p) => sum + p.view().queued, 0));
+    this.set(registrationPacers.sum((v) => v.queued));
   },
 });
 

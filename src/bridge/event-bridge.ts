@@ -13,7 +13,7 @@ import { createEventHandler, type RetryPolicy } from './handle-event.js';
 import { ensureIntake, type Intake, type IntakeOptions } from './intake.js';
 import { signal } from './signal-pending.js';
 import { SignalPacer } from '../signal-pacer.js';
-import { watchPacer } from './metrics.js';
+import { bridgePacers } from './metrics.js';
 import { workflowTaskPending } from '../../temporal/registration-workflows.js';
 
 export interface EventBridgeDeps {
@@ -82,7 +82,7 @@ export async function startEventBridge(deps: EventBridgeDeps, options: EventBrid
           { targetDelayMs: options.channelBacklogMs!, concurrency },
         )
       : undefined;
-  const unwatch = pacer === undefined ? undefined : watchPacer(pacer);
+  const unwatch = pacer === undefined ? undefined : bridgePacers.watch(pacer);
   const handle = createEventHandler({
     pool: deps.pool,
     signals: { ...target, concurrency, ...(pacer === undefined ? {} : { pacer }) },

@@ -1,18 +1,10 @@
 /** The bridge's Prometheus metrics, on the process registry (served at `/metrics`). */
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { registry } from '../metrics.js';
-import type { PacerView } from '../signal-pacer.js';
+import { WatchedPacers } from '../signal-pacer.js';
 
-/** The pacers of this process's bridge replicas (one in production), read at each scrape. */
-const pacers = new Set<{ view(): PacerView }>();
-
-/** Shows `pacer` in the pacing gauges until the returned function is called. */
-export function watchPacer(pacer: { view(): PacerView }): () => void {
-  pacers.add(pacer);
-  return () => pacers.delete(pacer);
-}
-
-const sumOfPacers = (pick: (view: PacerView) => number) => [...pacers].reduce((sum, p) => sum + pick(p.view()), 0);
+/** The pacers of this process's bridge replicas, shown in the pacing gauges (`watch`). */
+export const bridgePacers = new WatchedPacers();
 
 export type EventOutcome = 'counted' | 'duplicate' | 'malformed' | 'unknown_channel' | 'failed';
 
@@ -63,7 +55,7 @@ export const bridgeMetrics = {
     help: "Server channels' signals waiting in the pacer for the workers' backlog to shrink",
     registers: [registry],
     collect() {
-      this.set(sumOfPacers((v) => v.queued));
+      this.set(bridgePacers.sum((v) => v.queued));
     },
   }),
   pacingWindow: new Gauge({
@@ -71,7 +63,7 @@ export const bridgeMetrics = {
     help: "Server channels' signals the pacer lets be sent and not yet done by a worker",
     registers: [registry],
     collect() {
-      this.set(sumOfPacers((v) => v.window));
+      this.set(bridgePacers.sum((v) => v.window));
     },
   }),
   backlogDelay: new Gauge({
@@ -79,7 +71,7 @@ export const bridgeMetrics = {
     help: "The workers' backlog as the pacer last sampled it: a signalled workflow's wait until its task was done",
     registers: [registry],
     collect() {
-      const delays = [...pacers].map((p) => p.view().lastDelayMs).filter((d) => d !== undefined);
+      const delays = bridgePacers.views().flatMap((v) => (v.lastDelayMs === undefined ? [] : [v.lastDelayMs]));
       this.set(delays.length === 0 ? 0 : Math.max(...delays) / 1000);
     },
   }),

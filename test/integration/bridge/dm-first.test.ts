@@ -11,7 +11,6 @@ import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { devicesFor, insertRegistrations, seedServer, seedUsers, type BenchDevice, type ServerWorld } from '../../../bench/seed.js';
-import { createDeviceKeys } from '../../../simulator/device-keys.js';
 import { startDistributor, type FakeDistributor } from '../../../simulator/distributor.js';
 import type { EventBridge } from '../../../src/bridge/event-bridge.js';
 import { defaultBacklogMs } from '../../../src/config/sections/pacing.js';
@@ -33,50 +32,68 @@ const concurrency = 64;
 /** "Most": on today's code every registration's workflow was started before the worker even ran. */
 const startedBeforeDmAtMost = phones / 2;
 
+/**
+ * One case's world: a fresh database, a bridge harness on a task queue of its own, the loopback
+ * distributor and the bridge at the production pacing (BRIDGE_CHANNEL_BACKLOG_MS's default); the
+ * worker once the case starts it.
+ */
+interface Stack {
+  readonly db: TestDatabase;
+  readonly h: BridgeHarness;
+  readonly distributor: FakeDistributor;
+  readonly bridge: EventBridge;
+  worker?: DevWorker;
+}
+
+async function startStack(): Promise<Stack> {
+  const db = await freshDatabase();
+  const h = await bridgeHarness();
+  const distributor = await startDistributor();
+  const bridge = await h.startReplica(db.pool, { channelBacklogMs: defaultBacklogMs });
+  return { db, h, distributor, bridge };
+}
+
+async function stopStack(stack: Stack | undefined): Promise<void> {
+  await stack?.bridge.stop();
+  await stack?.worker?.stop();
+  await stack?.h.close();
+  await stack?.distributor.close();
+  await stack?.db.drop();
+}
+
+/** Workflows started on the case's task queue: by the bridge's signal-with-starts, or the api's. */
+const workflowsOn = async ({ h }: Stack) => (await h.temporal.workflow.count(`TaskQueue = '${h.taskQueue}'`)).count;
+
+const woken = ({ distributor }: Stack, device: BenchDevice) => distributor.received.some((m) => m.endpoint === device.endpoint);
+
 describe('a DM behind a 2,000-device channel fan-out', () => {
-  let db: TestDatabase;
-  let h: BridgeHarness;
-  let distributor: FakeDistributor;
-  let bridge: EventBridge | undefined;
-  let worker: DevWorker | undefined;
+  let stack: Stack;
   let world: ServerWorld;
   let callee: BenchDevice;
   let dmChannel: string;
 
   beforeAll(async () => {
-    db = await freshDatabase();
-    h = await bridgeHarness();
-    distributor = await startDistributor();
+    stack = await startStack();
+    const { db, distributor } = stack;
     world = await seedServer(db.pool, { members, channels: 1, distributor });
     callee = devicesFor(await seedUsers(db.pool, 1), distributor)[0]!;
     await insertRegistrations(db.pool, [...world.devices, callee]);
     dmChannel = await hostFixtures(db.pool).dm([world.ownerId, callee.userId]);
-    // The production setting (BRIDGE_CHANNEL_BACKLOG_MS's default).
-    bridge = await h.startReplica(db.pool, { channelBacklogMs: defaultBacklogMs });
   });
 
-  afterAll(async () => {
-    await bridge?.stop();
-    await worker?.stop();
-    await h?.close();
-    await distributor?.close();
-    await db?.drop();
-  });
-
-  /** Workflows the bridge's signal-with-starts have created on this case's task queue. */
-  const signalled = async () => (await h.temporal.workflow.count(`TaskQueue = '${h.taskQueue}'`)).count;
+  afterAll(() => stopStack(stack));
 
   const pendingFor = (channelId: string) =>
-    db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int4 AS n FROM push_pending WHERE channel_id = ${channelId}`);
+    stack.db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int4 AS n FROM push_pending WHERE channel_id = ${channelId}`);
 
   /** Resolves once the bridge has started no workflow for `quietMs` (it signalled what it will signal without a worker). */
   async function signallingSettled(quietMs = 2_000): Promise<void> {
-    let last = await signalled();
+    let last = await workflowsOn(stack);
     let since = Date.now();
     await until(
       'the bridge to stop signalling',
       async () => {
-        const now = await signalled();
+        const now = await workflowsOn(stack);
         if (now !== last) [last, since] = [now, Date.now()];
         return now > 0 && Date.now() - since >= quietMs;
       },
@@ -85,6 +102,7 @@ describe('a DM behind a 2,000-device channel fan-out', () => {
   }
 
   it('is among the first wakes when the worker starts', async () => {
+    const { db, h, distributor } = stack;
     const channel = world.channelIds[0]!;
     await h.publish(messageEvent(channel, world.ownerId, nextId()));
     await until('the channel message recorded for every member', async () => (await pendingFor(channel)) === members, 60_000);
@@ -93,8 +111,8 @@ describe('a DM behind a 2,000-device channel fan-out', () => {
     await h.publish(messageEvent(dmChannel, world.ownerId, nextId()));
     await until('the DM signalled', async () => ((await pendingSignals(h.temporal, callee)) ?? 0) >= 1, 60_000);
 
-    worker = await startDevWorker(db, { taskQueue: h.taskQueue });
-    await until('the DM woken', async () => distributor.received.some((m) => m.endpoint === callee.endpoint), 80_000);
+    stack.worker = await startDevWorker(db, { taskQueue: h.taskQueue });
+    await until('the DM woken', async () => woken(stack, callee), 80_000);
 
     const position = distributor.received.findIndex((m) => m.endpoint === callee.endpoint);
     expect(position, `the DM's wake came after ${position} of the channel's`).toBeLessThan(firstWakes);
@@ -105,20 +123,15 @@ describe('a DM behind a 2,000-device channel fan-out', () => {
 });
 
 describe('a DM behind a burst of 2,000 registrations', () => {
-  let db: TestDatabase;
-  let h: BridgeHarness;
+  let stack: Stack;
   let api: TestApi;
-  let distributor: FakeDistributor;
-  let bridge: EventBridge | undefined;
-  let worker: DevWorker | undefined;
   let callee: BenchDevice;
   let caller: string;
   let dmChannel: string;
 
   beforeAll(async () => {
-    db = await freshDatabase();
-    h = await bridgeHarness();
-    distributor = await startDistributor();
+    stack = await startStack();
+    const { db, h, distributor } = stack;
     api = await startTestApi({
       db,
       taskQueue: h.taskQueue,
@@ -129,23 +142,14 @@ describe('a DM behind a burst of 2,000 registrations', () => {
     });
     const [calleeId, callerId] = await seedUsers(db.pool, 2);
     caller = callerId!;
-    const keys = createDeviceKeys();
-    callee = { userId: calleeId!, deviceId: 'phone', keys, endpoint: distributor.register(keys) };
+    callee = devicesFor([calleeId!], distributor)[0]!;
     dmChannel = await hostFixtures(db.pool).dm([caller, callee.userId]);
-    bridge = await h.startReplica(db.pool, { channelBacklogMs: defaultBacklogMs });
   });
 
   afterAll(async () => {
-    await bridge?.stop();
-    await worker?.stop();
     await api?.close();
-    await h?.close();
-    await distributor?.close();
-    await db?.drop();
+    await stopStack(stack);
   });
-
-  /** Registration workflows started on this case's task queue (the callee's among them once it is). */
-  const started = async () => (await h.temporal.workflow.count(`TaskQueue = '${h.taskQueue}'`)).count;
 
   async function register(device: BenchDevice): Promise<number> {
     const token = await signDeviceToken({ userId: device.userId, deviceId: device.deviceId, secret: testJwtSecret });
@@ -165,25 +169,23 @@ describe('a DM behind a burst of 2,000 registrations', () => {
   }
 
   it('is woken before most of their workflows are started, and every one is started after it', async () => {
+    const { db, h, distributor } = stack;
     // seedUsers also signs each user in on a device named 'phone': the session the api checks.
-    const devices = (await seedUsers(db.pool, phones)).map((userId): BenchDevice => {
-      const keys = createDeviceKeys();
-      return { userId, deviceId: 'phone', keys, endpoint: distributor.register(keys) };
-    });
+    const devices = devicesFor(await seedUsers(db.pool, phones), distributor);
     const statuses = await registerAll([callee, ...devices]);
     expect(statuses.filter((s) => s !== 200)).toEqual([]);
-    const beforeWorker = await started();
+    const beforeWorker = await workflowsOn(stack);
     expect(beforeWorker, 'workflows the api started while no worker took a task').toBeLessThan(startedBeforeDmAtMost);
 
     await h.publish(messageEvent(dmChannel, caller, nextId()));
     await until('the DM signalled', async () => ((await pendingSignals(h.temporal, callee)) ?? 0) >= 1, 60_000);
 
-    worker = await startDevWorker(db, { taskQueue: h.taskQueue });
-    await until('the DM woken', async () => distributor.received.some((m) => m.endpoint === callee.endpoint), 80_000);
-    const atDm = await started();
+    stack.worker = await startDevWorker(db, { taskQueue: h.taskQueue });
+    await until('the DM woken', async () => woken(stack, callee), 80_000);
+    const atDm = await workflowsOn(stack);
     expect(atDm, 'registration workflows started by the time the DM was woken').toBeLessThan(startedBeforeDmAtMost);
 
-    // Paced, not dropped: every registration gets its workflow.
-    await until('every registration started', async () => (await started()) >= phones + 1, 240_000);
+    // Paced, not dropped: every registration gets its workflow (the callee's too).
+    await until('every registration started', async () => (await workflowsOn(stack)) >= phones + 1, 240_000);
   }, 420_000);
 });
