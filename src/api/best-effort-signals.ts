@@ -6,7 +6,7 @@
  *
  * `registered` starts the device's workflow: a burst of registrations (an app release, phones
  * coming back after an outage) would put every new workflow's first task in front of a DM's in
- * Temporal's task queue. With `backlogMs` set they go through a pacer (src/signal-pacer.ts),
+ * Temporal's task queue. With `backlogMs` set they go through a pacer (src/pacing/pacer.ts),
  * one user after another, and a request waits for its signal at most `deadlineMs`; one not sent
  * by then stays queued and goes out when the workers' backlog allows. `deleted` is never held:
  * a late `registered` for a device deleted meanwhile costs its workflow one look, which finds
@@ -14,10 +14,10 @@
  */
 import type { Logger } from '../log.js';
 import type { TemporalHandle } from '../../temporal/client.js';
-import { signalDeleted, signalRegistered, workflowTaskPending } from '../../temporal/registration-workflows.js';
+import { signalDeleted, signalRegistered, workflowTaskOf } from '../../temporal/registration-workflows.js';
 import type { DeviceIdentity, DeviceToSignal, TransportName } from '../domain.js';
 import { errorSummary } from '../error-summary.js';
-import { PacerStoppedError, SignalPacer } from '../signal-pacer.js';
+import { PacerStoppedError, SignalPacer } from '../pacing/pacer.js';
 import { registrationPacers, temporalSignalFailures } from './metrics.js';
 import { withTimeout } from '../with-timeout.js';
 
@@ -68,9 +68,9 @@ export function createBestEffortSignals(temporal: TemporalHandle, taskQueue: str
       ? new SignalPacer(
           {
             send: (device) => call(() => register(device), pacedCallDeadlineMs),
-            pending: (device) => temporal.withDeadline(pacedCallDeadlineMs, () => workflowTaskPending(client, device)),
+            workflowTask: (device) => temporal.withDeadline(pacedCallDeadlineMs, () => workflowTaskOf(client, taskQueue, device)),
           },
-          { targetDelayMs: options.backlogMs, concurrency: pacedConcurrency },
+          { targetMs: options.backlogMs, concurrency: pacedConcurrency },
         )
       : undefined;
   const unwatch = pacer === undefined ? undefined : registrationPacers.watch(pacer);
@@ -78,7 +78,7 @@ export function createBestEffortSignals(temporal: TemporalHandle, taskQueue: str
   const registeredPaced = async (paced: SignalPacer, device: DeviceIdentity, transport: TransportName): Promise<void> => {
     if (paced.view().queued >= maxQueued) return failed('registered', device, new Error(`${maxQueued} registrations already wait for the workers`));
     const sent = paced.submit(device.userId, [{ ...device, transport }]).then(([failure]) => {
-      if (failure !== undefined && !(failure instanceof PacerStoppedError)) failed('registered', device, failure);
+      if (failure !== undefined && !(failure.error instanceof PacerStoppedError)) failed('registered', device, failure.error);
     });
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([sent, new Promise((resolve) => (timer = setTimeout(resolve, deadlineMs)))]);

@@ -1,7 +1,7 @@
 /** The api's Prometheus metrics, registered on the process registry served at `/metrics`. */
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { registry } from '../metrics.js';
-import { WatchedPacers } from '../signal-pacer.js';
+import { WatchedPacers } from '../pacing/watched-pacers.js';
 
 export const requestDuration = new Histogram({
   name: 'push_api_request_duration_seconds',

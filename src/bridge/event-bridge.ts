@@ -12,9 +12,9 @@ import { startConsumerLoop } from './consumer.js';
 import { createEventHandler, type RetryPolicy } from './handle-event.js';
 import { ensureIntake, type Intake, type IntakeOptions } from './intake.js';
 import { signal } from './signal-pending.js';
-import { SignalPacer } from '../signal-pacer.js';
+import { SignalPacer } from '../pacing/pacer.js';
 import { bridgePacers } from './metrics.js';
-import { workflowTaskPending } from '../../temporal/registration-workflows.js';
+import { workflowTaskOf } from '../../temporal/registration-workflows.js';
 
 export interface EventBridgeDeps {
   readonly nc: NatsConnection;
@@ -33,7 +33,7 @@ export interface EventBridgeOptions extends IntakeOptions {
   readonly signalConcurrency?: number;
   /**
    * Server channels' signals are paced so that the workers' backlog stays near this delay (ms;
-   * signal-pacer.ts); a DM's signals never wait for it. Absent or 0: not paced.
+   * src/pacing/pacer.ts); a DM's signals never wait for it. Absent or 0: not paced.
    */
   readonly channelBacklogMs?: number;
   /** How long one pull request waits for events (and `stop()` at most for it). */
@@ -76,10 +76,10 @@ export async function startEventBridge(deps: EventBridgeDeps, options: EventBrid
       ? new SignalPacer(
           {
             send: (device) => signal(target, device),
-            pending: (device) => workflowTaskPending(deps.temporal, device),
-            sampled: (sample) => deps.log.debug(sample, 'channel signals paced'),
+            workflowTask: (device) => workflowTaskOf(deps.temporal, deps.taskQueue, device),
+            observer: { sampled: (sample) => deps.log.debug(sample, 'signals paced') },
           },
-          { targetDelayMs: options.channelBacklogMs!, concurrency },
+          { targetMs: options.channelBacklogMs!, concurrency },
         )
       : undefined;
   const unwatch = pacer === undefined ? undefined : bridgePacers.watch(pacer);

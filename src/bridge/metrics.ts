@@ -1,7 +1,7 @@
 /** The bridge's Prometheus metrics, on the process registry (served at `/metrics`). */
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { registry } from '../metrics.js';
-import { WatchedPacers } from '../signal-pacer.js';
+import { WatchedPacers } from '../pacing/watched-pacers.js';
 
 /** The pacers of this process's bridge replicas, shown in the pacing gauges (`watch`). */
 export const bridgePacers = new WatchedPacers();

@@ -2,7 +2,7 @@
  * The bridge's signals: tells registration workflows that they have new pending rows: one signal-with-start per
  * device (a missing workflow is started), a bounded number at a time. The input carries ids
  * and the transport only — never a token, endpoint or key. A DM's signals go out at once; a
- * server channel's go through the pacer when there is one (src/signal-pacer.ts).
+ * server channel's go through the pacer when there is one (src/pacing/pacer.ts).
  */
 import type { Client } from '@temporalio/client';
 import { sql, type DatabasePool } from 'slonik';
@@ -11,7 +11,7 @@ import { signalPending } from '../../temporal/registration-workflows.js';
 import { transportNameSchema, type DeviceToSignal } from '../domain.js';
 import { settleAll } from '../concurrency.js';
 import { bridgeMetrics } from './metrics.js';
-import type { SignalPacer } from '../signal-pacer.js';
+import type { SignalPacer } from '../pacing/pacer.js';
 
 const named = z.object({ user_ids: z.array(z.string()), device_ids: z.array(z.string()), transports: z.array(transportNameSchema) });
 
@@ -83,7 +83,7 @@ export async function signalRegistrations(
     if (from + chunkSize < registrationIds.length) next = name(from + chunkSize);
     const failed =
       serverId !== null && target.pacer !== undefined
-        ? await target.pacer.submit(serverId, chunk)
+        ? (await target.pacer.submit(serverId, chunk)).map((f) => f.error)
         : await settleAll(chunk, target.concurrency, (device) => signal(target, device));
     bridgeMetrics.signals.inc({ result: 'sent' }, chunk.length - failed.length);
     bridgeMetrics.signals.inc({ result: 'failed' }, failed.length);

@@ -1,5 +1,5 @@
 /**
- * Pacing (src/signal-pacer.ts): the workers' backlog — ms a workflow task waits, in Temporal's
+ * Pacing (src/pacing/pacer.ts): the workers' backlog — ms a workflow task waits, in Temporal's
  * task queue and in the workers, beyond an empty queue's — up to which the signals that can wait
  * are sent: the bridge's for server channels, the api's for registrations. A DM's signals never
  * wait for it, so this is about how long a DM waits behind that work. 0: not paced. What the
