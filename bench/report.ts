@@ -9,6 +9,7 @@ import path from 'node:path';
 import { projectRoot } from '../src/paths.js';
 import { measurementNames, type BenchSettings } from './settings.js';
 import type { Environment } from './stack.js';
+import { setupChapter } from './setup-prose.js';
 import { round } from './stats.js';
 
 export interface Figure {
@@ -49,6 +50,11 @@ export interface Section {
 }
 
 const docsDir = path.join(projectRoot, 'docs');
+
+/** Chapters of docs/benchmarks.md that no run measures (bench/setup/chapters/), each after the section it belongs to. */
+const chapters: readonly { readonly after: readonly string[]; readonly title: string; readonly file: string }[] = [
+  { after: ['dm-latency-server', 'dm-latency'], title: 'How the pacer was tuned', file: 'pacing-tuning' },
+];
 const plotsDir = path.join(docsDir, 'benchmarks');
 const resultsDir = path.join(projectRoot, 'bench', 'results');
 
@@ -210,6 +216,10 @@ export class Report {
       }
       for (const plot of section.plots) lines.push(`![${plot.caption}](benchmarks/${plot.file})`, '');
       for (const paragraph of section.setup) lines.push(paragraph, '');
+      for (const chapter of chapters) {
+        const home = chapter.after.find((id) => sections.some((s) => s.id === id));
+        if (home === section.id) lines.push(`## ${chapter.title}`, '', setupChapter(chapter.file), '');
+      }
     }
     return lines.join('\n').replace(/\n{3,}/g, '\n\n');
   }

@@ -85,9 +85,10 @@ export interface PacerObserver {
 
 export type MarkerGivenUp = 'wedged' | 'timed out';
 
-export interface PacerDeps {
-  send(device: DeviceToSignal): Promise<void>;
-  workflowTask(device: DeviceToSignal): Promise<WorkflowTaskSeen>;
+/** `D`: a device and whatever its sender needs to know (which signal, for the signaller). */
+export interface PacerDeps<D extends DeviceToSignal = DeviceToSignal> {
+  send(device: D): Promise<void>;
+  workflowTask(device: D): Promise<WorkflowTaskSeen>;
   readonly observer?: PacerObserver;
   readonly now?: () => number;
 }
@@ -101,6 +102,7 @@ export interface SampleReport extends Omit<Decision, 'state'> {
 }
 
 export interface PacerView {
+  /** Signals let be sent and not yet known done (0 when not paced). */
   readonly window: number;
   readonly queued: number;
   readonly unconfirmed: number;
@@ -109,9 +111,18 @@ export interface PacerView {
   readonly blind: boolean;
 }
 
-export interface SignalFailure {
-  readonly device: DeviceToSignal;
+export interface SignalFailure<D extends DeviceToSignal = DeviceToSignal> {
+  readonly device: D;
   readonly error: unknown;
+}
+
+/** What the signaller sends through: a `SignalPacer`, or a `FairSender` when pacing is off. */
+export interface SignalSender<D extends DeviceToSignal> {
+  /** Queues `devices` under `key`; resolves, once every one was sent or failed, with those that failed. */
+  submit(key: string, devices: readonly D[]): Promise<SignalFailure<D>[]>;
+  /** Fails every queued signal (the caller keeps what it owes); signals in flight finish. */
+  stop(): void;
+  view(): PacerView;
 }
 
 export class PacerStoppedError extends Error {
@@ -121,15 +132,15 @@ export class PacerStoppedError extends Error {
   }
 }
 
-interface Job {
-  readonly device: DeviceToSignal;
+interface Job<D> {
+  readonly device: D;
   done(error?: unknown): void;
 }
 
-interface Accepted {
+interface Accepted<D> {
   /** Position in acceptance order, from 1. */
   readonly seq: number;
-  readonly device: DeviceToSignal;
+  readonly device: D;
   readonly at: number;
   /** The window when it was sent, whether it filled it, and the signals known done then. */
   readonly window: number;
@@ -158,20 +169,20 @@ const boundOverDelays = 4;
 /** A marker waiting longer than this is described ten times less often (a stopped worker). */
 const slowProbeAfterMs = 5_000;
 
-export class SignalPacer {
-  readonly #deps: PacerDeps;
+export class SignalPacer<D extends DeviceToSignal = DeviceToSignal> implements SignalSender<D> {
+  readonly #deps: PacerDeps<D>;
   readonly #law: WindowSettings;
   readonly #options: Required<Omit<PacerOptions, 'targetMs' | 'initialWindow' | 'minWindow' | 'maxWindow' | 'idleResetMs'>>;
   readonly #now: () => number;
 
-  readonly #queue = new FairQueue<Job>();
+  readonly #queue = new FairQueue<Job<D>>();
   #state: WindowState;
   #sending = 0;
   /** Signals accepted, and the newest known done (everything accepted before it is done too). */
   #accepted = 0;
   #confirmed = 0;
   /** Accepted, not known done, and part of the backlog (not wedged), oldest first. */
-  #inFlight: Accepted[] = [];
+  #inFlight: Accepted<D>[] = [];
   /** Markers being followed (their seqs) and the newest ever followed. */
   readonly #followed = new Set<number>();
   #lastFollowed = 0;
@@ -192,7 +203,7 @@ export class SignalPacer {
   /** Signals known done over the last seconds (at, count): the rate the workers finish them. */
   #progress: { at: number; confirmed: number }[] = [];
 
-  constructor(deps: PacerDeps, options: PacerOptions) {
+  constructor(deps: PacerDeps<D>, options: PacerOptions) {
     this.#deps = deps;
     this.#law = {
       targetMs: options.targetMs,
@@ -215,14 +226,14 @@ export class SignalPacer {
   }
 
   /** Queues `devices` under `key`; resolves, once every one was sent or failed, with those that failed. */
-  submit(key: string, devices: readonly DeviceToSignal[]): Promise<SignalFailure[]> {
+  submit(key: string, devices: readonly D[]): Promise<SignalFailure<D>[]> {
     if (devices.length === 0) return Promise.resolve([]);
     if (this.#stopped) return Promise.resolve(devices.map((device) => ({ device, error: new PacerStoppedError() })));
     if (this.#idle()) this.#state = afterIdle(this.#state, this.#now() - this.#idleSince, this.#law);
     return new Promise((resolve) => {
-      const failures: SignalFailure[] = [];
+      const failures: SignalFailure<D>[] = [];
       let left = devices.length;
-      const jobs = devices.map((device): Job => ({
+      const jobs = devices.map((device): Job<D> => ({
         device,
         done: (error) => {
           if (error !== undefined) failures.push({ device, error });
@@ -289,7 +300,7 @@ export class SignalPacer {
     return true;
   }
 
-  #send(job: Job): void {
+  #send(job: Job<D>): void {
     this.#sending++;
     const window = this.#state.window;
     const filled = this.#unconfirmed() >= window;
@@ -315,7 +326,7 @@ export class SignalPacer {
   }
 
   /** The newest accepted signal not known done that may be a marker: not followed already, not a suspect device. */
-  #newestCandidate(): Accepted | undefined {
+  #newestCandidate(): Accepted<D> | undefined {
     const now = this.#now();
     for (let i = this.#inFlight.length - 1; i >= 0; i--) {
       const a = this.#inFlight[i]!;
@@ -343,7 +354,7 @@ export class SignalPacer {
     });
   }
 
-  async #follow(marker: Accepted): Promise<void> {
+  async #follow(marker: Accepted<D>): Promise<void> {
     // Each describe is a call the engine serves beside the work: the first look waits half the
     // least of the recent delays, which no marker is likely to beat by much.
     const least = this.#recentDelays();
@@ -373,7 +384,7 @@ export class SignalPacer {
   }
 
   /** What the device's workflow task is, or undefined when the describe failed or did not answer in time. */
-  async #describe(device: DeviceToSignal): Promise<WorkflowTaskSeen | undefined> {
+  async #describe(device: D): Promise<WorkflowTaskSeen | undefined> {
     try {
       const seen = await withTimeout(this.#deps.workflowTask(device), this.#options.answerTimeoutMs.describe, 'describe not answered');
       if (this.#describeFailures > 0) this.#deps.observer?.describesRecovered?.(this.#describeFailures);
@@ -391,7 +402,7 @@ export class SignalPacer {
     return Math.max(this.#options.markerBoundMs, boundOverDelays * Math.max(0, ...measured.slice(-3)));
   }
 
-  #giveUp(marker: Accepted, reason: MarkerGivenUp): void {
+  #giveUp(marker: Accepted<D>, reason: MarkerGivenUp): void {
     const now = this.#now();
     for (const [key, until] of this.#suspects) if (until <= now) this.#suspects.delete(key);
     this.#suspects.set(deviceKey(marker.device), now + this.#options.suspectMs);
@@ -409,7 +420,7 @@ export class SignalPacer {
     this.#progress = [...this.#progress.filter((p) => now - p.at < 5_000), { at: now, confirmed: this.#confirmed }];
   }
 
-  #sample(marker: Accepted, delayMs: number, timedOut: boolean): void {
+  #sample(marker: Accepted<D>, delayMs: number, timedOut: boolean): void {
     const at = this.#now();
     if (!timedOut) this.#lastDelayMs = delayMs;
     const decision = nextWindow(
