@@ -306,20 +306,8 @@ async function fanOutWithDms(
   const isBig = (endpoint: string) => big.has(endpoint);
   const bigWoken = () => watch.count(isBig);
   const started = await publish(stack, world.big.channelIds[0]!, world.big.ownerId);
-  const dmsSent: { callee: Callee; at: number }[] = [];
-  const smallsSent: { server: ServerWorld; at: number }[] = [];
-  const publishing: Promise<unknown>[] = [];
-  // Published alongside, not awaited in turn: a slow answer from JetStream must not space the DMs out.
-  const send = (channelId: string, authorId: string, record: (at: number) => void) => {
-    const message = publish(stack, channelId, authorId).then(record);
-    message.catch(() => undefined); // awaited with the others after the loop; not an unhandled rejection meanwhile
-    publishing.push(message);
-  };
+  const beside = besideTheLoad(stack, caller, world, timing, started);
   let lastWakeMs: number | null = null;
-  let dmsCalled = 0;
-  let smallsCalled = 0;
-  let nextDm = started + timing.dmEveryMs;
-  let nextSmall = started + timing.smallEveryMs;
   let shown = Date.now();
   while (Date.now() < started + timing.deadlineMs) {
     const woken = bigWoken();
@@ -328,16 +316,7 @@ async function fanOutWithDms(
       break;
     }
     const now = Date.now();
-    if (now >= nextDm && dmsCalled < world.callees.length) {
-      const callee = world.callees[dmsCalled++]!;
-      send(callee.channelId, caller, (at) => dmsSent.push({ callee, at }));
-      nextDm += timing.dmEveryMs;
-    }
-    if (now >= nextSmall && smallsCalled < world.smalls.length) {
-      const server = world.smalls[smallsCalled++]!;
-      send(server.channelIds[0]!, server.ownerId, (at) => smallsSent.push({ server, at }));
-      nextSmall += timing.smallEveryMs;
-    }
+    beside.due(now);
     if (now - shown >= 30_000) {
       shown = now;
       process.stdout.write(`      [${Math.round((now - started) / 1000)} s: ${woken} wakes]\n`);
@@ -345,13 +324,13 @@ async function fanOutWithDms(
     await sleep(10);
   }
   const receivedInWindow = bigWoken();
-  await Promise.all(publishing);
+  await beside.published();
   const end = lastWakeMs === null ? Date.now() : started + lastWakeMs;
   // What was sent during the fan-out, given time to arrive.
   const { dms, small } = await latenciesOf(
     watch,
-    dmsSent.filter((d) => d.at <= end),
-    smallsSent.filter((s) => s.at <= end),
+    beside.dmsSent.filter((d) => d.at <= end),
+    beside.smallsSent.filter((s) => s.at <= end),
   );
   return {
     devices: endpoints.length,
@@ -361,6 +340,44 @@ async function fanOutWithDms(
     dms,
     small,
     load: [loadBefore, os.loadavg()[0]!],
+  };
+}
+
+/**
+ * The DMs and small servers' messages beside a load, on their schedule from `started`: `due`
+ * publishes what is due by `now`. Published alongside, not awaited in turn: a slow answer from
+ * JetStream must not space them out.
+ */
+function besideTheLoad(stack: BenchStack, caller: string, world: World, timing: { dmEveryMs: number; smallEveryMs: number }, started: number) {
+  const dmsSent: { callee: Callee; at: number }[] = [];
+  const smallsSent: { server: ServerWorld; at: number }[] = [];
+  const publishing: Promise<unknown>[] = [];
+  let dmsCalled = 0;
+  let smallsCalled = 0;
+  let nextDm = started + timing.dmEveryMs;
+  let nextSmall = started + timing.smallEveryMs;
+  const send = (channelId: string, authorId: string, record?: (at: number) => void) => {
+    const message = publish(stack, channelId, authorId).then(record);
+    message.catch(() => undefined); // awaited with the others after the loop; not an unhandled rejection meanwhile
+    publishing.push(message);
+  };
+  return {
+    dmsSent,
+    smallsSent,
+    send,
+    due(now: number): void {
+      if (now >= nextDm && dmsCalled < world.callees.length) {
+        const callee = world.callees[dmsCalled++]!;
+        send(callee.channelId, caller, (at) => dmsSent.push({ callee, at }));
+        nextDm += timing.dmEveryMs;
+      }
+      if (now >= nextSmall && smallsCalled < world.smalls.length) {
+        const server = world.smalls[smallsCalled++]!;
+        send(server.channelIds[0]!, server.ownerId, (at) => smallsSent.push({ server, at }));
+        nextSmall += timing.smallEveryMs;
+      }
+    },
+    published: () => Promise.all(publishing),
   };
 }
 
@@ -412,38 +429,18 @@ async function livelyWithDms(
     drainsInFlight.add(drain);
   });
   const started = Date.now();
-  const dmsSent: { callee: Callee; at: number }[] = [];
-  const smallsSent: { server: ServerWorld; at: number }[] = [];
-  const publishing: Promise<unknown>[] = [];
-  const send = (channelId: string, authorId: string, record?: (at: number) => void) => {
-    const message = publish(stack, channelId, authorId).then(record);
-    message.catch(() => undefined); // awaited with the others after the loop
-    publishing.push(message);
-  };
+  const beside = besideTheLoad(stack, caller, world, timing, started);
   let messages = 0;
-  let dmsCalled = 0;
-  let smallsCalled = 0;
   let nextMessage = started;
-  let nextDm = started + timing.dmEveryMs;
-  let nextSmall = started + timing.smallEveryMs;
   let shown = started;
   while (Date.now() < started + timing.durationMs) {
     const now = Date.now();
     if (now >= nextMessage) {
-      send(world.big.channelIds[0]!, world.big.ownerId);
+      beside.send(world.big.channelIds[0]!, world.big.ownerId);
       messages++;
       nextMessage += timing.messageEveryMs;
     }
-    if (now >= nextDm && dmsCalled < world.callees.length) {
-      const callee = world.callees[dmsCalled++]!;
-      send(callee.channelId, caller, (at) => dmsSent.push({ callee, at }));
-      nextDm += timing.dmEveryMs;
-    }
-    if (now >= nextSmall && smallsCalled < world.smalls.length) {
-      const server = world.smalls[smallsCalled++]!;
-      send(server.channelIds[0]!, server.ownerId, (at) => smallsSent.push({ server, at }));
-      nextSmall += timing.smallEveryMs;
-    }
+    beside.due(now);
     if (now - shown >= 30_000) {
       shown = now;
       process.stdout.write(`      [${Math.round((now - started) / 1000)} s: ${messages} messages, ${wakes} wakes, ${drains} drains]\n`);
@@ -451,8 +448,8 @@ async function livelyWithDms(
     await sleep(10);
   }
   const wakesInRun = wakes;
-  await Promise.all(publishing);
-  const { dms, small } = await latenciesOf(watch, dmsSent, smallsSent);
+  await beside.published();
+  const { dms, small } = await latenciesOf(watch, beside.dmsSent, beside.smallsSent);
   watch.onEvery(undefined);
   await Promise.all(drainsInFlight);
   return {

@@ -20,5 +20,5 @@ export const bridgePacingSection = section(
 
 /** The api paces nothing: its registrations' starts are owed in the outbox, and the bridge's signaller paces them. */
 export const apiPacingSection = section({}, () => ({}), {
-  API_REGISTRATION_BACKLOG_MS: "the bridge's BRIDGE_SIGNAL_BACKLOG_MS (the bridge now starts registrations' workflows): unset it",
+  API_REGISTRATION_BACKLOG_MS: "the bridge's BRIDGE_SIGNAL_BACKLOG_MS (the bridge starts registrations' workflows): unset it",
 });
