@@ -1,5 +1,5 @@
 /** Repeated benchmark runs (`BENCH_REPEAT`) merge into one report: medians, and the spread of values, references and ratios. */
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Report } from '../../../bench/report.js';
 
 function run(ours: number, ceiling: number, firstWake: number | null): Report {
@@ -10,6 +10,10 @@ function run(ours: number, ceiling: number, firstWake: number | null): Report {
   section.details.run = ours;
   return report;
 }
+
+// A report prints each figure as it is recorded: not here.
+beforeEach(() => void vi.spyOn(process.stdout, 'write').mockImplementation(() => true));
+afterEach(() => vi.restoreAllMocks());
 
 describe('Report.merged', () => {
   it('takes each figure’s median over the runs, with the extremes of its value, its reference and their ratio', () => {
