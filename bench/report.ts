@@ -9,7 +9,8 @@ import path from 'node:path';
 import { projectRoot } from '../src/paths.js';
 import { measurementNames, type BenchSettings } from './settings.js';
 import type { Environment } from './stack.js';
-import { round } from './stats.js';
+import { setupChapter } from './setup-prose.js';
+import { median, round } from './stats.js';
 
 export interface Figure {
   /** What was measured, for the table. */
@@ -22,6 +23,16 @@ export interface Figure {
   readonly note?: string;
   /** Also shown in the summary at the top, under this item label (e.g. "1. fan-out"). */
   readonly headline?: string;
+  /** Over repeated runs (`BENCH_REPEAT`): `value` and the reference's are medians, these the extremes. */
+  readonly spread?: Spread;
+}
+
+export interface Spread {
+  readonly runs: number;
+  readonly value: { readonly min: number; readonly max: number } | null;
+  readonly reference?: { readonly min: number; readonly max: number } | null;
+  /** Ours ÷ reference, run by run. */
+  readonly ratio?: { readonly min: number; readonly max: number } | null;
 }
 
 export interface Table {
@@ -49,6 +60,11 @@ export interface Section {
 }
 
 const docsDir = path.join(projectRoot, 'docs');
+
+/** Chapters of docs/benchmarks.md that no run measures (bench/setup/chapters/), each after the section it belongs to. */
+const chapters: readonly { readonly after: readonly string[]; readonly title: string; readonly file: string }[] = [
+  { after: ['dm-latency-server', 'dm-latency'], title: 'How the pacer was tuned', file: 'pacing-tuning' },
+];
 const plotsDir = path.join(docsDir, 'benchmarks');
 const resultsDir = path.join(projectRoot, 'bench', 'results');
 
@@ -61,6 +77,42 @@ export class Report {
     this.sections.push(section);
     process.stdout.write(`\n== ${title}\n`);
     return section;
+  }
+
+  /**
+   * The runs of a repeated benchmark as one report: each section of the last run, each of its
+   * figures the median over the runs that measured it (matched by name and reference), with
+   * the spread of its value, its reference's and their ratio; the runs' details kept under
+   * `repeats`.
+   */
+  static merged(runs: readonly Report[]): Report {
+    const last = runs.at(-1)!;
+    if (runs.length === 1) return last;
+    const merged = new Report();
+    for (const section of last.sections) {
+      const same = runs.map((r) => r.sections.find((s) => s.id === section.id)).filter((s) => s !== undefined);
+      const key = (f: Figure) => `${f.name}\u0000${f.reference?.name ?? ''}`;
+      const figures = section.figures.map((figure): Figure => {
+        const all = same.flatMap((s) => s.figures.filter((f) => key(f) === key(figure)));
+        const values = all.map((f) => f.value).filter((v): v is number => v !== null && Number.isFinite(v));
+        const refs = all.map((f) => f.reference?.value ?? null).filter((v): v is number => v !== null && Number.isFinite(v));
+        const ratios = all.map(ratio).filter((v): v is number => v !== null && Number.isFinite(v));
+        const extremes = (xs: number[]) => (xs.length === 0 ? null : { min: Math.min(...xs), max: Math.max(...xs) });
+        return {
+          ...figure,
+          value: values.length === 0 ? null : median(values),
+          ...(figure.reference === undefined ? {} : { reference: { ...figure.reference, value: refs.length === 0 ? null : median(refs) } }),
+          spread: {
+            runs: all.length,
+            value: extremes(values),
+            ...(figure.reference === undefined ? {} : { reference: extremes(refs), ratio: extremes(ratios) }),
+          },
+        };
+      });
+      merged.sections.push({ ...section, figures, details: { ...section.details, repeats: same.map((s) => s.details) } });
+    }
+    for (const run of runs) for (const [file, svg] of run.#svgs) merged.#svgs.set(file, svg);
+    return merged;
   }
 
   /** Records a figure and prints it. */
@@ -187,11 +239,20 @@ export class Report {
     if (headlines.length > 0) {
       lines.push('## Summary', '');
       lines.push('| item | measurement | ours | reference | ours ÷ reference |', '| --- | --- | --- | --- | --- |');
-      for (const f of headlines) lines.push(`| ${f.headline} | ${f.name} | ${withUnit(f.value, f.unit)} | ${referenceCell(f)} | ${showRatio(f)} |`);
+      for (const f of headlines)
+        lines.push(
+          `| ${f.headline} | ${f.name} | ${withUnit(f.value, f.unit)}${spreadOf(f.spread?.value, f.unit)} | ${referenceCell(f)} | ${showRatio(f)} |`,
+        );
       lines.push('', 'Each section below has the full table, the setup and the plots.', '');
     }
     for (const section of sections) {
       lines.push(`## ${section.title}`, '');
+      const repeated = Math.max(0, ...section.figures.map((f) => f.spread?.runs ?? 0));
+      if (repeated > 1)
+        lines.push(
+          `_Measured ${repeated} times, each on fresh stacks: every figure is the median of the runs, with their spread (min–max) and that of the ratio._`,
+          '',
+        );
       if (section.measuredAt !== undefined && section.measuredAt !== measuredAt) {
         lines.push(`_Kept from an earlier run: measured ${section.measuredAt}, scale \`${section.scale ?? '?'}\` (environment as then)._`, '');
       }
@@ -199,7 +260,9 @@ export class Report {
       if (section.figures.length > 0) {
         lines.push('| measurement | ours | reference | ours ÷ reference |', '| --- | --- | --- | --- |');
         for (const f of section.figures) {
-          lines.push(`| ${f.name}${f.note ? ` — ${f.note}` : ''} | ${withUnit(f.value, f.unit)} | ${referenceCell(f)} | ${showRatio(f)} |`);
+          lines.push(
+            `| ${f.name}${f.note ? ` — ${f.note}` : ''} | ${withUnit(f.value, f.unit)}${spreadOf(f.spread?.value, f.unit)} | ${referenceCell(f)} | ${showRatio(f)} |`,
+          );
         }
         lines.push('');
       }
@@ -210,13 +273,22 @@ export class Report {
       }
       for (const plot of section.plots) lines.push(`![${plot.caption}](benchmarks/${plot.file})`, '');
       for (const paragraph of section.setup) lines.push(paragraph, '');
+      for (const chapter of chapters) {
+        const home = chapter.after.find((id) => sections.some((s) => s.id === id));
+        if (home === section.id) lines.push(`## ${chapter.title}`, '', setupChapter(chapter.file), '');
+      }
     }
     return lines.join('\n').replace(/\n{3,}/g, '\n\n');
   }
 }
 
 function referenceCell(f: Figure): string {
-  return f.reference === undefined ? '' : `${withUnit(f.reference.value, f.unit)} (${f.reference.name})`;
+  return f.reference === undefined ? '' : `${withUnit(f.reference.value, f.unit)}${spreadOf(f.spread?.reference, f.unit)} (${f.reference.name})`;
+}
+
+/** " (min–max)" of a figure measured in several runs; nothing for one run. */
+function spreadOf(range: { readonly min: number; readonly max: number } | null | undefined, unit: string): string {
+  return range === undefined || range === null ? '' : ` (${show(round(range.min))}–${show(round(range.max))}${unit === '' ? '' : ` ${unit}`})`;
 }
 
 function ratio(f: Figure): number | null {
@@ -226,7 +298,9 @@ function ratio(f: Figure): number | null {
 
 function showRatio(f: Figure): string {
   const r = ratio(f);
-  return r === null ? (f.reference === undefined ? '' : '—') : `${r}×`;
+  if (r === null) return f.reference === undefined ? '' : '—';
+  const range = f.spread?.ratio;
+  return range === undefined || range === null ? `${r}×` : `${r}× (${round(range.min)}–${round(range.max)}×)`;
 }
 
 /** A value with its unit; a figure not measured has neither. */

@@ -18,11 +18,13 @@
  *                 drain, maintenance, sizes) — its million rows stay, so it runs last on its stack
  *   fan-out-server 1–3 again on a second stack whose Temporal is the real server (mTLS), and
  *                 both engines side by side
- *   dm-latency    a DM's message → wake idle and during fan-outs, the bridge's pacing of
- *                 server channels' signals on and off (dm-latency-server: on the real server)
+ *   dm-latency    a DM's message → wake idle, during fan-outs and beside a lively channel, with
+ *                 2 bridges and 2 apis, the signaller's pacing on and off (dm-latency-server: on
+ *                 the real server)
  *
- * BENCH_SCALE=small for a quick run; BENCH_ONLY=<names> for a subset. Numbers depend on the
- * machine; they are recorded, never asserted. Everything started is stopped, also on failure.
+ * BENCH_SCALE=small for a quick run; BENCH_ONLY=<names> for a subset; BENCH_REPEAT=<n> runs it n
+ * times on fresh stacks and reports medians with their spread. Numbers depend on the machine;
+ * they are recorded, never asserted. Everything started is stopped, also on failure.
  */
 import os from 'node:os';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
@@ -147,7 +149,7 @@ async function main(): Promise<void> {
   const startedAt = new Date();
   const loadAtStart = os.loadavg()[0]!;
   Runtime.install({ logger: new DefaultLogger('ERROR') });
-  const report = new Report();
+  const runs: Report[] = [];
   let stack: BenchStack | undefined;
   let tap: DistributorTap | undefined;
   let environment: Environment | undefined;
@@ -167,74 +169,22 @@ async function main(): Promise<void> {
   }
   try {
     tap = await startDistributorTap();
-    const onDevServer = measurements.some(([name]) => settings.only.has(name));
-    if (onDevServer) {
-      process.stdout.write(`bench: scale ${settings.scale}; starting PostgreSQL, NATS and the Temporal dev server under .dev/bench\n`);
-      stack = await startBenchStack();
-      environment = await describeEnvironment(stack);
-      printEnvironment(environment);
-    }
-    const together = settings.only.has('live-traffic') && settings.only.has('worker-memory');
-    for (const [name, measure] of measurements) {
-      if (!settings.only.has(name) || interrupted || stack === undefined) continue;
-      if (together && name === 'worker-memory') continue; // ran during the live traffic
-      const started = Date.now();
-      try {
-        await (together && name === 'live-traffic' ? liveTrafficWithMemory : measure)(stack, report, settings, tap);
-      } catch (error) {
-        if (interrupted) break;
-        const section = report.sections.find((s) => s.id === name);
-        const message = error instanceof Error ? error.message : String(error);
-        if (section !== undefined && section.error === undefined) section.error = message;
-        process.stderr.write(`bench: ${name} failed: ${error instanceof Error ? (error.stack ?? message) : message}\n`);
-      }
-      process.stdout.write(`  (${name}: ${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
-    }
-    const onServer = (['fan-out-server', 'dm-latency-server'] as const).filter((name) => settings.only.has(name));
-    if (onServer.length > 0 && !interrupted) {
-      // A stack of its own (the first one stopped): the same fan-out on the real Temporal server.
-      const started = Date.now();
-      await stopBenchStack(stack);
-      stack = undefined;
-      process.stdout.write(
-        `\nbench: scale ${settings.scale}; starting PostgreSQL, NATS and the real Temporal server (PostgreSQL persistence, mTLS) under .dev/bench\n`,
-      );
-      try {
-        stack = await startBenchStack({ temporal: 'server' });
-        if (environment === undefined) {
-          environment = await describeEnvironment(stack);
-          printEnvironment(environment);
-        }
-        for (const name of onServer) {
-          try {
-            if (name === 'fan-out-server') {
-              await measureFanOut(stack, report, settings, tap);
-              compareEngines(report);
-            } else await measureDmLatency(stack, report, settings, tap);
-          } catch (error) {
-            if (interrupted) break;
-            const section = report.sections.find((s) => s.id === name) ?? report.section(name, serverSectionTitle[name]);
-            const message = error instanceof Error ? error.message : String(error);
-            if (section.error === undefined) section.error = message;
-            process.stderr.write(`bench: ${name} failed: ${error instanceof Error ? (error.stack ?? message) : message}\n`);
-          }
-        }
-      } catch (error) {
-        if (!interrupted) {
-          const message = error instanceof Error ? error.message : String(error);
-          for (const name of onServer) {
-            const section = report.sections.find((s) => s.id === name) ?? report.section(name, serverSectionTitle[name]);
-            if (section.error === undefined) section.error = message;
-          }
-          process.stderr.write(`bench: the real server's stack failed: ${error instanceof Error ? (error.stack ?? message) : message}\n`);
-        }
-      }
-      process.stdout.write(`  (${onServer.join(', ')}: ${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
+    for (let repeat = 1; repeat <= settings.repeat && !interrupted; repeat++) {
+      if (settings.repeat > 1) process.stdout.write(`\nbench: run ${repeat} of ${settings.repeat}\n`);
+      const report = new Report();
+      runs.push(report);
+      const onStacks = await runOnce(settings, tap, report, {
+        started: (s) => (stack = s),
+        stopped: () => (stack = undefined),
+        interrupted: () => interrupted,
+      });
+      environment ??= onStacks.environment;
     }
   } finally {
     await stopAll();
   }
   if (interrupted) return; // the signal handler exits; an interrupted run writes nothing
+  const report = Report.merged(runs);
   const finishedAt = new Date();
   report.write({ startedAt, finishedAt, environment, settings, order: docsOrder, loadAverage: { start: loadAtStart, end: os.loadavg()[0]! } });
   process.stdout.write(
@@ -242,6 +192,88 @@ async function main(): Promise<void> {
   );
   const failed = report.sections.filter((s) => s.error !== undefined).length;
   if (failed > 0) throw new Error(`${failed} measurement(s) failed (recorded in the report)`);
+}
+
+/**
+ * One run of the selected measurements into `report`: the dev server's stack first, then the
+ * real server's for the sections that run there; each stack is stopped before the next starts
+ * (`track` hears of them, so an interrupt stops the one running).
+ */
+async function runOnce(
+  settings: BenchSettings,
+  tap: DistributorTap,
+  report: Report,
+  track: { started(stack: BenchStack): void; stopped(): void; interrupted(): boolean },
+): Promise<{ environment: Environment | undefined }> {
+  let environment: Environment | undefined;
+  const onDevServer = measurements.some(([name]) => settings.only.has(name));
+  if (onDevServer) {
+    process.stdout.write(`bench: scale ${settings.scale}; starting PostgreSQL, NATS and the Temporal dev server under .dev/bench\n`);
+    const stack = await startBenchStack();
+    track.started(stack);
+    environment = await describeEnvironment(stack);
+    printEnvironment(environment);
+    const together = settings.only.has('live-traffic') && settings.only.has('worker-memory');
+    for (const [name, measure] of measurements) {
+      if (!settings.only.has(name) || track.interrupted()) continue;
+      if (together && name === 'worker-memory') continue; // ran during the live traffic
+      const started = Date.now();
+      try {
+        await (together && name === 'live-traffic' ? liveTrafficWithMemory : measure)(stack, report, settings, tap);
+      } catch (error) {
+        if (track.interrupted()) break;
+        const section = report.sections.find((s) => s.id === name);
+        const message = error instanceof Error ? error.message : String(error);
+        if (section !== undefined && section.error === undefined) section.error = message;
+        process.stderr.write(`bench: ${name} failed: ${error instanceof Error ? (error.stack ?? message) : message}\n`);
+      }
+      process.stdout.write(`  (${name}: ${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
+    }
+    await stopBenchStack(stack);
+    track.stopped();
+  }
+  const onServer = (['fan-out-server', 'dm-latency-server'] as const).filter((name) => settings.only.has(name));
+  if (onServer.length === 0 || track.interrupted()) return { environment };
+  // A stack of its own: the same measurements on the real Temporal server.
+  const started = Date.now();
+  process.stdout.write(
+    `\nbench: scale ${settings.scale}; starting PostgreSQL, NATS and the real Temporal server (PostgreSQL persistence, mTLS) under .dev/bench\n`,
+  );
+  try {
+    const stack = await startBenchStack({ temporal: 'server' });
+    track.started(stack);
+    if (environment === undefined) {
+      environment = await describeEnvironment(stack);
+      printEnvironment(environment);
+    }
+    for (const name of onServer) {
+      try {
+        if (name === 'fan-out-server') {
+          await measureFanOut(stack, report, settings, tap);
+          compareEngines(report);
+        } else await measureDmLatency(stack, report, settings, tap);
+      } catch (error) {
+        if (track.interrupted()) break;
+        const section = report.sections.find((s) => s.id === name) ?? report.section(name, serverSectionTitle[name]);
+        const message = error instanceof Error ? error.message : String(error);
+        if (section.error === undefined) section.error = message;
+        process.stderr.write(`bench: ${name} failed: ${error instanceof Error ? (error.stack ?? message) : message}\n`);
+      }
+    }
+    await stopBenchStack(stack);
+    track.stopped();
+  } catch (error) {
+    if (!track.interrupted()) {
+      const message = error instanceof Error ? error.message : String(error);
+      for (const name of onServer) {
+        const section = report.sections.find((s) => s.id === name) ?? report.section(name, serverSectionTitle[name]);
+        if (section.error === undefined) section.error = message;
+      }
+      process.stderr.write(`bench: the real server's stack failed: ${error instanceof Error ? (error.stack ?? message) : message}\n`);
+    }
+  }
+  process.stdout.write(`  (${onServer.join(', ')}: ${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
+  return { environment };
 }
 
 function printEnvironment(env: Environment): void {

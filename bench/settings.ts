@@ -2,7 +2,8 @@
  * Sizes of every measurement. The default, `BENCH_SCALE=full`, is the sizes docs/benchmarks.md
  * reports (`full` below: fan-outs to 1,000 and 10,000 devices, a million registrations…);
  * `BENCH_SCALE=small` shrinks them for a quick development run. `BENCH_ONLY=fan-out,…` runs
- * a subset (the names of `measurementNames`). The benchmark's own knobs, so read here (bench/
+ * a subset (the names of `measurementNames`). `BENCH_REPEAT=3` runs the selection three times,
+ * each on fresh stacks, and reports each figure's median with its spread (min–max). The benchmark's own knobs, so read here (bench/
  * is outside the services' configuration).
  */
 export const measurementNames = [
@@ -27,6 +28,8 @@ export type MeasurementName = (typeof measurementNames)[number];
 export interface BenchSettings {
   readonly scale: 'full' | 'small';
   readonly only: ReadonlySet<MeasurementName>;
+  /** Runs of the selection, each on fresh stacks (`BENCH_REPEAT`). */
+  readonly repeat: number;
   readonly claim: { readonly devices: number; readonly rounds: number };
   readonly wakePath: { readonly devices: number };
   /** Devices of the server channels woken by one message. */
@@ -42,7 +45,11 @@ export interface BenchSettings {
     /** After the last message. */
     readonly deadlineMs: number;
   };
-  /** DMs during fan-outs of these sizes, one every `dmEveryMs`, a small server's message every `smallEveryMs`; DMs on an idle stack first. */
+  /**
+   * DMs during fan-outs of these sizes and beside a lively channel, one every `dmEveryMs`, a
+   * small server's message every `smallEveryMs`; DMs on an idle stack first. The product's
+   * processes run as `replicas` (the signaller paces for all of them).
+   */
   readonly dmLatency: {
     readonly sizes: readonly number[];
     readonly idleDms: number;
@@ -50,6 +57,9 @@ export interface BenchSettings {
     readonly smallEveryMs: number;
     /** A fan-out is measured until its last wake or this long, whichever comes first. */
     readonly windowMs: (devices: number) => number;
+    /** A channel of `members` devices that drain every wake at once, a message every `messageEveryMs` for `durationMs`. */
+    readonly lively: { readonly members: number; readonly messageEveryMs: number; readonly durationMs: number };
+    readonly replicas: { readonly bridges: number; readonly apis: number };
   };
   readonly bridgeSql: { readonly recipients: number; readonly repeats: number };
   readonly drainApi: { readonly devices: number; readonly concurrency: number; readonly rounds: number; readonly channelsPerDevice: number };
@@ -88,12 +98,12 @@ export interface BenchSettings {
   };
 }
 
-const full: Omit<BenchSettings, 'only'> = {
+const full: Omit<BenchSettings, 'only' | 'repeat'> = {
   scale: 'full',
   claim: { devices: 200, rounds: 20 },
   wakePath: { devices: 30 },
   // Generous: the 10,000-device run is reported as it went, finished or not.
-  fanOut: { sizes: [1_000, 10_000], deadlineMs: (devices) => Math.max(60_000, devices * 60) },
+  fanOut: { sizes: [200, 1_000, 10_000], deadlineMs: (devices) => Math.max(60_000, devices * 60) },
   fanOutChurn: { members: 1_000, churnShare: 0.2, messages: 5, messageEveryMs: 1_000, concurrency: 8, deadlineMs: 240_000 },
   dmLatency: {
     sizes: [1_000, 10_000],
@@ -101,6 +111,8 @@ const full: Omit<BenchSettings, 'only'> = {
     dmEveryMs: 500,
     smallEveryMs: 5_000,
     windowMs: (devices) => (devices > 1_000 ? 240_000 : 120_000),
+    lively: { members: 10_000, messageEveryMs: 2_000, durationMs: 120_000 },
+    replicas: { bridges: 2, apis: 2 },
   },
   bridgeSql: { recipients: 10_000, repeats: 11 },
   drainApi: { devices: 500, concurrency: 32, rounds: 4, channelsPerDevice: 3 },
@@ -123,13 +135,21 @@ const full: Omit<BenchSettings, 'only'> = {
   },
 };
 
-const small: Omit<BenchSettings, 'only'> = {
+const small: Omit<BenchSettings, 'only' | 'repeat'> = {
   scale: 'small',
   claim: { devices: 100, rounds: 5 },
   wakePath: { devices: 10 },
   fanOut: { sizes: [200, 1_000], deadlineMs: (devices) => Math.max(60_000, devices * 60) },
   fanOutChurn: { members: 200, churnShare: 0.2, messages: 5, messageEveryMs: 1_000, concurrency: 8, deadlineMs: 120_000 },
-  dmLatency: { sizes: [1_000], idleDms: 20, dmEveryMs: 500, smallEveryMs: 5_000, windowMs: () => 120_000 },
+  dmLatency: {
+    sizes: [1_000],
+    idleDms: 20,
+    dmEveryMs: 500,
+    smallEveryMs: 5_000,
+    windowMs: () => 120_000,
+    lively: { members: 1_000, messageEveryMs: 2_000, durationMs: 30_000 },
+    replicas: { bridges: 2, apis: 2 },
+  },
   bridgeSql: { recipients: 1_000, repeats: 3 },
   drainApi: { devices: 100, concurrency: 16, rounds: 2, channelsPerDevice: 3 },
   liveTraffic: { durationMs: 60_000, busyDevices: 5, quietDevices: 3, quietEveryMs: 20_000, idleDevices: 3 },
@@ -163,5 +183,8 @@ export function loadBenchSettings(env: Readonly<Record<string, string | undefine
       throw new Error(`BENCH_ONLY: unknown measurement "${name}" (known: ${measurementNames.join(', ')})`);
   }
   const only = new Set((names.length === 0 ? measurementNames : names) as MeasurementName[]);
-  return { ...(scale === 'small' ? small : full), only };
+  const repeat = Number(env.BENCH_REPEAT ?? '1');
+  if (!Number.isInteger(repeat) || repeat < 1 || repeat > 10)
+    throw new Error(`BENCH_REPEAT must be an integer from 1 to 10 (got "${env.BENCH_REPEAT}")`);
+  return { ...(scale === 'small' ? small : full), only, repeat };
 }

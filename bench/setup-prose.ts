@@ -22,6 +22,17 @@ export const setupProseDir = path.join(projectRoot, 'bench', 'setup');
 const placeholder = /\{\{([^{}]*)\}\}/g;
 const placeholderName = /^[A-Za-z][A-Za-z0-9]*$/;
 
+/**
+ * A chapter of the report kept as markdown as it is (tables and all), from
+ * bench/setup/chapters/`name`.md: prose that no measurement fills in, such as a log of measured
+ * steps whose numbers are of earlier runs.
+ */
+export function setupChapter(name: string): string {
+  return readFileSync(path.join(setupProseDir, 'chapters', `${name}.md`), 'utf8')
+    .replace(/\r\n/g, '\n')
+    .trim();
+}
+
 /** The paragraphs of bench/setup/`name`.md with `values` filled in. */
 export function setupProse(name: string, values: ProseValues = {}): string[] {
   const file = path.join(setupProseDir, `${name}.md`);

@@ -9,6 +9,7 @@ import { TypedSearchAttributes, type SignalDefinition } from '@temporalio/common
 import { drainedSignal, pendingSignal, registeredSignal, stopSignal, type RegistrationWorkflowInput } from '../workflows/registration-messages.js';
 import { PushDeviceId, PushTransport, PushUserId, registrationWorkflowId, registrationWorkflowType } from './names.js';
 import type { DeviceIdentity, TransportName } from '../src/domain.js';
+import type { WorkflowTaskSeen } from '../src/pacing/pacer.js';
 
 function startOptions(taskQueue: string, device: DeviceIdentity, transport: TransportName) {
   const args: [RegistrationWorkflowInput] = [{ userId: device.userId, deviceId: device.deviceId, transport }];
@@ -44,16 +45,21 @@ export async function signalPending(client: Client, taskQueue: string, device: D
 }
 
 /**
- * Whether the device's workflow still has a workflow task: waiting for a worker (scheduled) or
- * running in one (started — a wake's claim and send run inside its task, as local activities).
- * What the pacing of the bridge and the api samples (src/signal-pacer.ts). A read; it changes nothing.
+ * What the device's workflow's describe says of its workflow task (src/pacing/pacer.ts samples
+ * the workers' backlog with it): none; one waiting in `taskQueue` or running in a worker on its
+ * first attempt (a wake's claim and send run inside its task, as local activities); or one that
+ * is no part of that backlog — retried after a failure (it may fail for ever: a nondeterminism,
+ * a type no worker knows), or on another task queue. A read; it changes nothing.
  */
-export async function workflowTaskPending(client: Client, device: DeviceIdentity): Promise<boolean> {
+export async function workflowTaskOf(client: Client, taskQueue: string, device: DeviceIdentity): Promise<WorkflowTaskSeen> {
   const described = await client.workflowService.describeWorkflowExecution({
     namespace: client.options.namespace,
     execution: { workflowId: registrationWorkflowId(device.userId, device.deviceId) },
   });
-  return described.pendingWorkflowTask != null;
+  const task = described.pendingWorkflowTask;
+  if (task == null) return 'none';
+  const queue = described.executionConfig?.taskQueue?.name;
+  return (task.attempt ?? 1) > 1 || (queue != null && queue !== taskQueue) ? 'wedged' : 'waiting';
 }
 
 /**

@@ -1,27 +1,31 @@
 /**
- * A DM's message → wake latency while a server channel fans out, through
- * the real processes (JetStream → bridge → worker → UnifiedPush → the fake distributor), with
- * the bridge's pacing of server channels' signals (BRIDGE_CHANNEL_BACKLOG_MS, its default)
- * against the same run without it (`0`): the reference.
+ * A DM's message → wake latency while a server channel fans out and beside a lively channel,
+ * through the real processes (JetStream → bridges → the signaller → worker → UnifiedPush → the
+ * fake distributor), with the signaller's pacing (BRIDGE_SIGNAL_BACKLOG_MS, its default) against
+ * the same run without it (`0`): the reference. The bridge and the api run as several replicas
+ * (settings: 2 and 2), as in production: one signaller paces for all of them.
  *
  * Per engine (the dev server: section `dm-latency`; the real Temporal server: `dm-latency-server`)
- * and per side: DMs on an idle stack first, then for each size a message to a server channel
- * of that many member devices, a DM every `dmEveryMs` to a callee of its own while it fans out,
- * and a message to a 20-member server of its own every `smallEveryMs` (between servers). Each
- * DM and each small server is fresh, so no interval holds a wake back; the clock of a message
- * starts at its `created_at`, taken when it is published.
+ * and per side: DMs on an idle stack first; then for each size a message to a server channel of
+ * that many member devices; then a lively channel — its members drain every wake at once through
+ * the apis, as the app does, and a message comes every `messageEveryMs` for `durationMs`. During
+ * each, a DM every `dmEveryMs` to a callee of its own, and a message to a 20-member server of its
+ * own every `smallEveryMs` (between servers). Each DM and each small server is fresh, so no
+ * interval holds a wake back; the clock of a message starts at its `created_at`, taken when it is
+ * published.
  */
 import os from 'node:os';
 import { jetstream } from '@nats-io/jetstream';
 import { sql } from 'slonik';
 import type { DistributorMessage } from '../../simulator/distributor.js';
+import { withApi, type ApiDevice } from '../devices.js';
 import type { DistributorTap } from '../distributor-tap.js';
 import type { Report, Section } from '../report.js';
 import { devicesFor, insertRegistrations, messageEvent, nextIds, seedServer, seedUsers, type BenchDevice, type ServerWorld } from '../seed.js';
 import type { BenchSettings } from '../settings.js';
 import { defaultBacklogMs } from '../../src/config/sections/pacing.js';
 import { setupProse } from '../setup-prose.js';
-import type { BenchStack, RunningApps, TemporalEngine } from '../stack.js';
+import type { AppName, BenchStack, RunningApps, TemporalEngine } from '../stack.js';
 import { quantile, sleep } from '../stats.js';
 
 const sectionId: Readonly<Record<TemporalEngine, string>> = { 'dev-server': 'dm-latency', server: 'dm-latency-server' };
@@ -32,8 +36,8 @@ const smallMembers = 20;
  * be handed it again and signal those devices on its own task queue.
  */
 const sides = [
-  { id: 'reference', backlogMs: '0', name: 'not paced (BRIDGE_CHANNEL_BACKLOG_MS=0)' },
-  { id: 'paced', backlogMs: undefined, name: `paced (BRIDGE_CHANNEL_BACKLOG_MS=${defaultBacklogMs})` },
+  { id: 'reference', backlogMs: '0', name: 'not paced (BRIDGE_SIGNAL_BACKLOG_MS=0)' },
+  { id: 'paced', backlogMs: undefined, name: `paced (BRIDGE_SIGNAL_BACKLOG_MS=${defaultBacklogMs})` },
 ] as const;
 type Side = (typeof sides)[number]['id'];
 
@@ -52,27 +56,46 @@ interface FanOutRun extends Latencies {
   readonly load: readonly [number, number];
 }
 
+/** A lively channel: DMs and small servers' messages beside it, and what it woke meanwhile. */
+interface LivelyRun extends Latencies {
+  readonly members: number;
+  readonly messages: number;
+  readonly messageEveryMs: number;
+  readonly durationMs: number;
+  /** Wakes of the channel's members within the run (a member is woken again after each drain). */
+  readonly wakes: number;
+  readonly drains: number;
+  readonly drainFailures: number;
+  readonly load: readonly [number, number];
+}
+
 interface SideRun {
   readonly idle: Latencies & { readonly load: readonly [number, number] };
   readonly fanOuts: FanOutRun[];
+  readonly lively: LivelyRun;
 }
 
 export async function measureDmLatency(stack: BenchStack, report: Report, settings: BenchSettings, tap: DistributorTap): Promise<void> {
   const onServer = stack.engine === 'server';
   const section = report.section(
     sectionId[stack.engine],
-    `DM latency during a fan-out${onServer ? ' on the real Temporal server' : ''}: pacing server channels' signals`,
+    `DM latency during a fan-out and beside a lively channel${onServer ? ' on the real Temporal server' : ''}: pacing the signals that can wait`,
     onServer ? 'dm-latency-server' : 'dm-latency',
   );
-  const { idleDms, dmEveryMs, smallEveryMs } = settings.dmLatency;
+  const { idleDms, dmEveryMs, smallEveryMs, lively, replicas } = settings.dmLatency;
   section.setup.push(
     ...setupProse('dm-latency', {
       engine: onServer ? 'the real Temporal server (PostgreSQL persistence, mTLS; the stack of `fan-out-server`)' : 'the Temporal dev server',
+      bridges: replicas.bridges,
+      apis: replicas.apis,
       idleDms,
       dmEveryMs,
       smallEverySeconds: smallEveryMs / 1000,
       smallMembers,
       windowSeconds: settings.dmLatency.windowMs(settings.dmLatency.sizes.at(-1)!) / 1000,
+      livelyMembers: lively.members.toLocaleString('en-US'),
+      livelyEverySeconds: lively.messageEveryMs / 1000,
+      livelySeconds: lively.durationMs / 1000,
       backlogMs: defaultBacklogMs,
     }),
   );
@@ -87,43 +110,68 @@ export async function measureDmLatency(stack: BenchStack, report: Report, settin
     runs.reference.idle.load,
     ...runs.paced.fanOuts.map((r) => r.load),
     ...runs.reference.fanOuts.map((r) => r.load),
+    runs.paced.lively.load,
+    runs.reference.lively.load,
   ];
   section.details.loadAverage = { min: Math.min(...loads.flat()), max: Math.max(...loads.flat()) };
   reportFigures(report, section, runs, onServer ? ' (real server)' : '');
 }
 
+/** A fan-out's or a lively channel's world: the big channel, a callee per DM, a small server per message. */
+interface World {
+  readonly big: ServerWorld;
+  readonly callees: Callee[];
+  readonly smalls: ServerWorld[];
+}
+
+async function seedWorld(
+  stack: BenchStack,
+  tap: DistributorTap,
+  caller: string,
+  members: number,
+  durationMs: number,
+  settings: BenchSettings,
+): Promise<World> {
+  const { dmEveryMs, smallEveryMs } = settings.dmLatency;
+  const big = await seedServer(stack.pool, { members, channels: 1, distributor: tap.distributor });
+  await insertRegistrations(stack.pool, big.devices);
+  const callees = await seedCallees(stack, tap, caller, Math.ceil(durationMs / dmEveryMs));
+  const smalls: ServerWorld[] = [];
+  for (let i = 0; i < Math.ceil(durationMs / smallEveryMs); i++) {
+    const small = await seedServer(stack.pool, { members: smallMembers, channels: 1, distributor: tap.distributor });
+    await insertRegistrations(stack.pool, small.devices);
+    smalls.push(small);
+  }
+  return { big, callees, smalls };
+}
+
 async function runSide(stack: BenchStack, tap: DistributorTap, settings: BenchSettings, side: (typeof sides)[number]): Promise<SideRun> {
-  const { sizes, idleDms, dmEveryMs, smallEveryMs } = settings.dmLatency;
+  const { sizes, idleDms, dmEveryMs, smallEveryMs, lively, replicas } = settings.dmLatency;
   const fanOutDeadline = settings.dmLatency.windowMs;
   // Every world of this side before its processes start: seeding is not measured.
   const caller = (await seedUsers(stack.pool, 1))[0]!;
   const idleCallees = await seedCallees(stack, tap, caller, idleDms + 3);
-  const worlds: { big: ServerWorld; callees: Callee[]; smalls: ServerWorld[] }[] = [];
-  for (const size of sizes) {
-    const duration = fanOutDeadline(size);
-    const big = await seedServer(stack.pool, { members: size, channels: 1, distributor: tap.distributor });
-    await insertRegistrations(stack.pool, big.devices);
-    const callees = await seedCallees(stack, tap, caller, Math.ceil(duration / dmEveryMs));
-    const smalls: ServerWorld[] = [];
-    for (let i = 0; i < Math.ceil(duration / smallEveryMs); i++) {
-      const small = await seedServer(stack.pool, { members: smallMembers, channels: 1, distributor: tap.distributor });
-      await insertRegistrations(stack.pool, small.devices);
-      smalls.push(small);
-    }
-    worlds.push({ big, callees, smalls });
-  }
+  const worlds: World[] = [];
+  for (const size of sizes) worlds.push(await seedWorld(stack, tap, caller, size, fanOutDeadline(size), settings));
+  const livelyWorld = await seedWorld(stack, tap, caller, lively.members, lively.durationMs, settings);
   // Fresh statistics, as autovacuum keeps them in production: seeded a moment ago, a 10,000-row
   // world looks empty to the planner, and recording its first message took over 30 s.
   await stack.pool.query(sql.unsafe`VACUUM ANALYZE`);
-  let apps: RunningApps | undefined;
+  const running: RunningApps[] = [];
   try {
-    apps = await stack.startApps({
-      label: `dm-${side.id}`,
-      taskQueue: `bench-dm-${side.id}`,
-      apps: ['worker', 'bridge'],
-      // debug: the bridge logs each pacing sample and the window it left (.dev/bench/logs/dm-*-bridge.log).
-      env: { LOG_LEVEL: 'debug', ...(side.backlogMs === undefined ? {} : { BRIDGE_CHANNEL_BACKLOG_MS: side.backlogMs }) },
-    });
+    // debug: the bridges log each pacing sample and the window it left (.dev/bench/logs/dm-*-bridge.log).
+    const env = { LOG_LEVEL: 'debug', ...(side.backlogMs === undefined ? {} : { BRIDGE_SIGNAL_BACKLOG_MS: side.backlogMs }) };
+    const taskQueue = `bench-dm-${side.id}`;
+    // Replica 1 with the worker, then the others: bridges and apis, each its own process.
+    for (let i = 0; i < Math.max(replicas.bridges, replicas.apis); i++) {
+      const apps: AppName[] = [
+        ...(i === 0 ? (['worker'] as const) : []),
+        ...(i < replicas.bridges ? (['bridge'] as const) : []),
+        ...(i < replicas.apis ? (['api'] as const) : []),
+      ];
+      running.push(await stack.startApps({ label: `dm-${side.id}-${i + 1}`, taskQueue, apps, env }));
+    }
+    const apiUrls = running.slice(0, replicas.apis).map((r) => r.apiUrl);
     const watch = watchWakes(tap);
     try {
       // Warm-up, not counted: first activations load code and open connections.
@@ -148,12 +196,18 @@ async function runSide(stack: BenchStack, tap: DistributorTap, settings: BenchSe
         );
         fanOuts.push(run);
       }
-      return { idle, fanOuts };
+      const livelyRun = await livelyWithDms(stack, watch, caller, livelyWorld, apiUrls, { dmEveryMs, smallEveryMs, ...lively });
+      process.stdout.write(
+        `    lively ${lively.members} members: ${livelyRun.messages} messages, ${livelyRun.wakes} wakes, ${livelyRun.drains} drains; DM p50 ${show(quantileOf(livelyRun.dms, 0.5))}, p99 ${show(quantileOf(livelyRun.dms, 0.99))} (${livelyRun.dms.length} DMs); ${smallMembers}-member server p99 ${show(quantileOf(livelyRun.small, 0.99))}\n`,
+      );
+      return { idle, fanOuts, lively: livelyRun };
     } finally {
       tap.listen(undefined);
     }
   } finally {
-    await apps?.stop();
+    for (const apps of running) await apps.stop();
+    // What this side left owed (a fan-out cut at its window) is not the next side's to send.
+    await stack.pool.query(sql.unsafe`DELETE FROM push_signal_outbox`);
   }
 }
 
@@ -184,12 +238,16 @@ interface Watch {
   readonly arrivals: Map<string, number>;
   /** First wakes so far of the endpoints `which` selects (kept up to date as they arrive). */
   count(which: (endpoint: string) => boolean): number;
+  /** Sees every wake from now on, first or not (undefined: none). */
+  onEvery(listener: ((message: DistributorMessage) => void) | undefined): void;
 }
 
 function watchWakes(tap: DistributorTap): Watch {
   const arrivals = new Map<string, number>();
   const counters: { which: (endpoint: string) => boolean; n: number }[] = [];
+  let every: ((message: DistributorMessage) => void) | undefined;
   tap.listen((message: DistributorMessage) => {
+    every?.(message);
     if (arrivals.has(message.endpoint)) return;
     arrivals.set(message.endpoint, Date.now());
     for (const c of counters) if (c.which(message.endpoint)) c.n++;
@@ -203,6 +261,9 @@ function watchWakes(tap: DistributorTap): Watch {
         counters.push(counter);
       }
       return counter.n;
+    },
+    onEvery(listener) {
+      every = listener;
     },
   };
 }
@@ -236,7 +297,7 @@ async function fanOutWithDms(
   stack: BenchStack,
   watch: Watch,
   caller: string,
-  world: { big: ServerWorld; callees: Callee[]; smalls: ServerWorld[] },
+  world: World,
   timing: { dmEveryMs: number; smallEveryMs: number; deadlineMs: number },
 ): Promise<FanOutRun> {
   const loadBefore = os.loadavg()[0]!;
@@ -245,20 +306,8 @@ async function fanOutWithDms(
   const isBig = (endpoint: string) => big.has(endpoint);
   const bigWoken = () => watch.count(isBig);
   const started = await publish(stack, world.big.channelIds[0]!, world.big.ownerId);
-  const dmsSent: { callee: Callee; at: number }[] = [];
-  const smallsSent: { server: ServerWorld; at: number }[] = [];
-  const publishing: Promise<unknown>[] = [];
-  // Published alongside, not awaited in turn: a slow answer from JetStream must not space the DMs out.
-  const send = (channelId: string, authorId: string, record: (at: number) => void) => {
-    const message = publish(stack, channelId, authorId).then(record);
-    message.catch(() => undefined); // awaited with the others after the loop; not an unhandled rejection meanwhile
-    publishing.push(message);
-  };
+  const beside = besideTheLoad(stack, caller, world, timing, started);
   let lastWakeMs: number | null = null;
-  let dmsCalled = 0;
-  let smallsCalled = 0;
-  let nextDm = started + timing.dmEveryMs;
-  let nextSmall = started + timing.smallEveryMs;
   let shown = Date.now();
   while (Date.now() < started + timing.deadlineMs) {
     const woken = bigWoken();
@@ -267,16 +316,7 @@ async function fanOutWithDms(
       break;
     }
     const now = Date.now();
-    if (now >= nextDm && dmsCalled < world.callees.length) {
-      const callee = world.callees[dmsCalled++]!;
-      send(callee.channelId, caller, (at) => dmsSent.push({ callee, at }));
-      nextDm += timing.dmEveryMs;
-    }
-    if (now >= nextSmall && smallsCalled < world.smalls.length) {
-      const server = world.smalls[smallsCalled++]!;
-      send(server.channelIds[0]!, server.ownerId, (at) => smallsSent.push({ server, at }));
-      nextSmall += timing.smallEveryMs;
-    }
+    beside.due(now);
     if (now - shown >= 30_000) {
       shown = now;
       process.stdout.write(`      [${Math.round((now - started) / 1000)} s: ${woken} wakes]\n`);
@@ -284,24 +324,14 @@ async function fanOutWithDms(
     await sleep(10);
   }
   const receivedInWindow = bigWoken();
-  await Promise.all(publishing);
+  await beside.published();
   const end = lastWakeMs === null ? Date.now() : started + lastWakeMs;
   // What was sent during the fan-out, given time to arrive.
-  const during = dmsSent.filter((d) => d.at <= end);
-  const smallDuring = smallsSent.filter((s) => s.at <= end);
-  const settle = Date.now() + 30_000;
-  const allIn = () =>
-    during.every((d) => watch.arrivals.has(d.callee.device.endpoint)) &&
-    smallDuring.every((s) => s.server.devices.every((d) => watch.arrivals.has(d.endpoint)));
-  while (!allIn() && Date.now() < settle) await sleep(50);
-  const dms = during.map((d) => {
-    const woken = watch.arrivals.get(d.callee.device.endpoint);
-    return woken === undefined ? null : woken - d.at;
-  });
-  const small = smallDuring.map((s) => {
-    const times = s.server.devices.map((d) => watch.arrivals.get(d.endpoint));
-    return times.some((t) => t === undefined) ? null : Math.max(...(times as number[])) - s.at;
-  });
+  const { dms, small } = await latenciesOf(
+    watch,
+    beside.dmsSent.filter((d) => d.at <= end),
+    beside.smallsSent.filter((s) => s.at <= end),
+  );
   return {
     devices: endpoints.length,
     lastWakeMs,
@@ -311,6 +341,151 @@ async function fanOutWithDms(
     small,
     load: [loadBefore, os.loadavg()[0]!],
   };
+}
+
+/**
+ * The DMs and small servers' messages beside a load, on their schedule from `started`: `due`
+ * publishes what is due by `now`. Published alongside, not awaited in turn: a slow answer from
+ * JetStream must not space them out.
+ */
+function besideTheLoad(stack: BenchStack, caller: string, world: World, timing: { dmEveryMs: number; smallEveryMs: number }, started: number) {
+  const dmsSent: { callee: Callee; at: number }[] = [];
+  const smallsSent: { server: ServerWorld; at: number }[] = [];
+  const publishing: Promise<unknown>[] = [];
+  let dmsCalled = 0;
+  let smallsCalled = 0;
+  let nextDm = started + timing.dmEveryMs;
+  let nextSmall = started + timing.smallEveryMs;
+  const send = (channelId: string, authorId: string, record?: (at: number) => void) => {
+    const message = publish(stack, channelId, authorId).then(record);
+    message.catch(() => undefined); // awaited with the others after the loop; not an unhandled rejection meanwhile
+    publishing.push(message);
+  };
+  return {
+    dmsSent,
+    smallsSent,
+    send,
+    due(now: number): void {
+      if (now >= nextDm && dmsCalled < world.callees.length) {
+        const callee = world.callees[dmsCalled++]!;
+        send(callee.channelId, caller, (at) => dmsSent.push({ callee, at }));
+        nextDm += timing.dmEveryMs;
+      }
+      if (now >= nextSmall && smallsCalled < world.smalls.length) {
+        const server = world.smalls[smallsCalled++]!;
+        send(server.channelIds[0]!, server.ownerId, (at) => smallsSent.push({ server, at }));
+        nextSmall += timing.smallEveryMs;
+      }
+    },
+    published: () => Promise.all(publishing),
+  };
+}
+
+/**
+ * A lively channel: its members drain every wake at once (through the apis in turn, as phones
+ * would), so each message owes a signal to every member that drained since the one before; a
+ * message every `messageEveryMs` for `durationMs`, with DMs and small servers' messages beside it.
+ */
+async function livelyWithDms(
+  stack: BenchStack,
+  watch: Watch,
+  caller: string,
+  world: World,
+  apiUrls: readonly string[],
+  timing: { dmEveryMs: number; smallEveryMs: number; members: number; messageEveryMs: number; durationMs: number },
+): Promise<LivelyRun> {
+  const loadBefore = os.loadavg()[0]!;
+  const phones = new Map<string, ApiDevice>();
+  const bigDevices = world.big.devices;
+  for (const [i, url] of apiUrls.entries()) {
+    for (const d of await withApi(
+      bigDevices.filter((_, j) => j % apiUrls.length === i),
+      url,
+      stack.jwtSecret,
+    ))
+      phones.set(d.endpoint, d);
+  }
+  let wakes = 0;
+  let drains = 0;
+  let drainFailures = 0;
+  const draining = new Set<string>();
+  const drainsInFlight = new Set<Promise<void>>();
+  watch.onEvery((message) => {
+    const phone = phones.get(message.endpoint);
+    if (phone === undefined) return;
+    wakes++;
+    if (draining.has(phone.endpoint)) return;
+    draining.add(phone.endpoint);
+    const drain = phone.api
+      .drain()
+      .then(
+        () => void drains++,
+        () => void drainFailures++,
+      )
+      .finally(() => {
+        draining.delete(phone.endpoint);
+        drainsInFlight.delete(drain);
+      });
+    drainsInFlight.add(drain);
+  });
+  const started = Date.now();
+  const beside = besideTheLoad(stack, caller, world, timing, started);
+  let messages = 0;
+  let nextMessage = started;
+  let shown = started;
+  while (Date.now() < started + timing.durationMs) {
+    const now = Date.now();
+    if (now >= nextMessage) {
+      beside.send(world.big.channelIds[0]!, world.big.ownerId);
+      messages++;
+      nextMessage += timing.messageEveryMs;
+    }
+    beside.due(now);
+    if (now - shown >= 30_000) {
+      shown = now;
+      process.stdout.write(`      [${Math.round((now - started) / 1000)} s: ${messages} messages, ${wakes} wakes, ${drains} drains]\n`);
+    }
+    await sleep(10);
+  }
+  const wakesInRun = wakes;
+  await beside.published();
+  const { dms, small } = await latenciesOf(watch, beside.dmsSent, beside.smallsSent);
+  watch.onEvery(undefined);
+  await Promise.all(drainsInFlight);
+  return {
+    members: bigDevices.length,
+    messages,
+    messageEveryMs: timing.messageEveryMs,
+    durationMs: timing.durationMs,
+    wakes: wakesInRun,
+    drains,
+    drainFailures,
+    dms,
+    small,
+    load: [loadBefore, os.loadavg()[0]!],
+  };
+}
+
+/** The DMs' and small servers' latencies, once they arrived (or 30 s passed): null for none. */
+async function latenciesOf(
+  watch: Watch,
+  dmsSent: readonly { callee: Callee; at: number }[],
+  smallsSent: readonly { server: ServerWorld; at: number }[],
+): Promise<Latencies> {
+  const settle = Date.now() + 30_000;
+  const allIn = () =>
+    dmsSent.every((d) => watch.arrivals.has(d.callee.device.endpoint)) &&
+    smallsSent.every((s) => s.server.devices.every((d) => watch.arrivals.has(d.endpoint)));
+  while (!allIn() && Date.now() < settle) await sleep(50);
+  const dms = dmsSent.map((d) => {
+    const woken = watch.arrivals.get(d.callee.device.endpoint);
+    return woken === undefined ? null : woken - d.at;
+  });
+  const small = smallsSent.map((s) => {
+    const times = s.server.devices.map((d) => watch.arrivals.get(d.endpoint));
+    return times.some((t) => t === undefined) ? null : Math.max(...(times as number[])) - s.at;
+  });
+  return { dms, small };
 }
 
 /** A quantile of the latencies; a missing wake counts as infinitely late. */
@@ -377,6 +552,34 @@ function reportFigures(report: Report, section: Section, runs: Record<Side, Side
       reference: { name: reference, value: rate(ref) },
       ...(cuts.length === 0 ? {} : { note: cuts.join('; ') }),
     });
+  });
+  const paced = runs.paced.lively;
+  const ref = runs.reference.lively;
+  const moment = `beside a lively ${paced.members.toLocaleString('en-US')}-member channel (a message every ${paced.messageEveryMs / 1000} s)`;
+  for (const q of [0.5, 0.99] as const) {
+    const label = q === 0.5 ? 'p50' : 'p99';
+    report.figure(section, {
+      name: `${moment}: DM message → wake, ${label}`,
+      value: seconds(quantileOf(paced.dms, q)),
+      unit: 's',
+      reference: { name: reference, value: seconds(quantileOf(ref.dms, q)) },
+      note: q === 0.99 ? `${samples(paced.dms, 'DMs')} (reference ${samples(ref.dms, 'DMs')})` : undefined,
+      ...(q === 0.99 ? { headline: `DM p99 beside a lively channel${suffix}` } : {}),
+    });
+  }
+  report.figure(section, {
+    name: `${moment}: a ${smallMembers}-member server's message → its last wake, p99`,
+    value: seconds(quantileOf(paced.small, 0.99)),
+    unit: 's',
+    reference: { name: reference, value: seconds(quantileOf(ref.small, 0.99)) },
+    note: `${samples(paced.small, 'messages')} (reference ${samples(ref.small, 'messages')})`,
+  });
+  report.figure(section, {
+    name: `${moment}: its members' wakes per second`,
+    value: paced.wakes / (paced.durationMs / 1000),
+    unit: '/s',
+    reference: { name: reference, value: ref.wakes / (ref.durationMs / 1000) },
+    note: `${paced.messages} messages; drains ${paced.drains} (${paced.drainFailures} failed), reference ${ref.drains} (${ref.drainFailures} failed)`,
   });
   const load = section.details.loadAverage as { min: number; max: number };
   section.setup.push(...setupProse('dm-latency-load', { loadMin: load.min.toFixed(1), loadMax: load.max.toFixed(1), cores: os.cpus().length }));

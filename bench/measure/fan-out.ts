@@ -1,9 +1,12 @@
 /**
  * Items 1–3 — one message to a server channel of N member devices, through the real
- * processes: JetStream → bridge (recipients, upsert, signal-with-start per device) → worker
- * (registration workflows, claim and send as local activities, the UnifiedPush transport with
- * RFC 8291 encryption) → the fake distributor, which decrypts every wake. Side by side:
+ * processes: JetStream → bridge (recipients, upsert, the signals owed; its signaller's
+ * signal-with-start per device, paced at the default) → worker (registration workflows, claim
+ * and send as local activities, the UnifiedPush transport with RFC 8291 encryption) → the fake
+ * distributor, which decrypts every wake. Side by side:
  *
+ *   - not paced: the same on other worlds, the bridge at `BRIDGE_SIGNAL_BACKLOG_MS=0` — what
+ *     the pacing costs the fan-out;
  *   - engine ceiling: as many signal-with-starts, at the bridge's concurrency, to trivial
  *     workflows that each run one no-op local activity (bench/workflows/ceiling.ts), on a
  *     worker built by the same `createWorker`;
@@ -28,6 +31,7 @@ import { lineChart } from '../svg.js';
 import { ceilingSignal, ceilingWorkflowType } from '../workflows/ceiling.js';
 import type { DistributorTap } from '../distributor-tap.js';
 import { jetstream } from '@nats-io/jetstream';
+import { sql } from 'slonik';
 
 /** The bridge's signals in flight per event (src/bridge/event-bridge.ts default): the ceiling uses the same. */
 const signalConcurrency = 16;
@@ -44,6 +48,8 @@ export interface Arrivals {
 export interface FanOutResult {
   readonly devices: number;
   readonly ours: Arrivals;
+  /** The same, not paced. */
+  readonly unpaced: Arrivals;
   readonly ceiling: Arrivals;
   readonly floor: Arrivals;
   /** The bridge's receipt → ack of the event (all signal-with-starts accepted), s. */
@@ -51,6 +57,9 @@ export interface FanOutResult {
   /** The ceiling's first signal-with-start → the last one accepted, s. */
   readonly ceilingSignalSeconds: number;
 }
+
+/** The reference of the pacing's cost. */
+const notPaced = 'not paced (BRIDGE_SIGNAL_BACKLOG_MS=0)';
 
 /** Devices of the small world each side warms up on (first activations load code), not counted. */
 const warmUpDevices = 20;
@@ -71,37 +80,54 @@ export async function measureFanOut(stack: BenchStack, report: Report, settings:
       deadlineSeconds: Math.round((settings.fanOut.deadlineMs(settings.fanOut.sizes.at(-1)!) * (onServer ? 2 : 1)) / 1000),
     }),
   );
-  const worlds: ServerWorld[] = [];
-  for (const size of [warmUpDevices, ...settings.fanOut.sizes]) {
-    const world = await seedServer(stack.pool, { members: size, channels: 1, distributor: tap.distributor });
-    await insertRegistrations(stack.pool, world.devices);
-    worlds.push(world);
-  }
-  let apps: RunningApps | undefined;
+  const sizes = [warmUpDevices, ...settings.fanOut.sizes];
+  const seedWorlds = async () => {
+    const worlds: ServerWorld[] = [];
+    for (const size of sizes) {
+      const world = await seedServer(stack.pool, { members: size, channels: 1, distributor: tap.distributor });
+      await insertRegistrations(stack.pool, world.devices);
+      worlds.push(world);
+    }
+    return worlds;
+  };
+  const worlds = await seedWorlds();
+  const unpacedWorlds = await seedWorlds();
+  // The real server is slower here (two cores for all of its services): twice the time.
+  const deadlineOf = (devices: number) => settings.fanOut.deadlineMs(devices) * (onServer ? 2 : 1);
+  // One side at a time: the two sides' bridges would share the one durable consumer.
+  const paced = await runSide(stack, tap, { label: 'fanout', taskQueue: 'bench-fanout', env: {} }, worlds, deadlineOf);
+  const unpaced = await runSide(
+    stack,
+    tap,
+    { label: 'fanout-unpaced', taskQueue: 'bench-fanout-unpaced', env: { BRIDGE_SIGNAL_BACKLOG_MS: '0' } },
+    unpacedWorlds,
+    deadlineOf,
+  );
   let ceiling: Helper | undefined;
   let floor: Helper | undefined;
   const results: FanOutResult[] = [];
   try {
-    apps = await stack.startApps({ label: 'fanout', taskQueue: 'bench-fanout', apps: ['worker', 'bridge'] });
     ceiling = forkHelper(stack.dir, 'ceiling-worker');
     await ceiling.call('start', { temporalEnv: stack.temporalEnv, taskQueue: 'bench-ceiling' });
     floor = forkHelper(stack.dir, 'floor-sender');
     for (const [i, world] of worlds.entries()) {
       const devices = world.devices.length;
-      // The real server is slower here (two cores for all of its services): twice the time.
-      const deadlineMs = settings.fanOut.deadlineMs(devices) * (onServer ? 2 : 1);
-      process.stdout.write(`  ${devices} devices${i === 0 ? ' (warm-up, not counted)' : ''}: ours…`);
-      const bridgeBefore = await bridgeEventSeconds(apps);
-      const ours = await runOurs(stack, tap, world, deadlineMs);
-      const bridgeAfter = await bridgeEventSeconds(apps);
-      process.stdout.write(` ${summary(ours)}; engine ceiling…`);
+      const deadlineMs = deadlineOf(devices);
+      process.stdout.write(`  ${devices} devices${i === 0 ? ' (warm-up, not counted)' : ''}: engine ceiling…`);
       const { arrivals: ceilingRun, signalSeconds } = await runCeiling(stack, ceiling, `${i}`, devices, deadlineMs);
       process.stdout.write(` ${summary(ceilingRun)}; floor…`);
       const floorRun = await runFloor(tap, floor, world, deadlineMs);
       process.stdout.write(` ${summary(floorRun)}\n`);
       if (i === 0) continue;
-      const bridgeSeconds = bridgeBefore === null || bridgeAfter === null ? null : bridgeAfter - bridgeBefore;
-      const result = { devices, ours, ceiling: ceilingRun, floor: floorRun, bridgeSeconds, ceilingSignalSeconds: signalSeconds };
+      const result = {
+        devices,
+        ours: paced.arrivals[i]!,
+        unpaced: unpaced.arrivals[i]!,
+        ceiling: ceilingRun,
+        floor: floorRun,
+        bridgeSeconds: paced.bridgeSeconds[i]!,
+        ceilingSignalSeconds: signalSeconds,
+      };
       results.push(result);
       reportSize(report, section, result, onServer ? ' (real server)' : '', onServer ? 'fan-out-server' : 'fan-out');
     }
@@ -109,16 +135,49 @@ export async function measureFanOut(stack: BenchStack, report: Report, settings:
   } finally {
     await floor?.stop();
     await ceiling?.stop();
-    await apps?.stop();
   }
   section.details.runs = results.map((r) => ({
     devices: r.devices,
     bridgeSeconds: r.bridgeSeconds,
     ceilingSignalSeconds: r.ceilingSignalSeconds,
     ours: describeArrivals(r.ours),
+    unpaced: describeArrivals(r.unpaced),
     ceiling: describeArrivals(r.ceiling),
     floor: describeArrivals(r.floor),
   }));
+}
+
+/**
+ * One side — the product's worker and bridge with `env` on their own task queue — through every
+ * world in turn: the arrivals and the bridge's own time per world. What it left owed (a run cut
+ * at its deadline) is cleared, so that the next side's signaller does not send it.
+ */
+async function runSide(
+  stack: BenchStack,
+  tap: DistributorTap,
+  side: { readonly label: string; readonly taskQueue: string; readonly env: Readonly<Record<string, string>> },
+  worlds: readonly ServerWorld[],
+  deadlineOf: (devices: number) => number,
+): Promise<{ arrivals: Arrivals[]; bridgeSeconds: (number | null)[] }> {
+  const arrivals: Arrivals[] = [];
+  const bridgeSeconds: (number | null)[] = [];
+  let apps: RunningApps | undefined;
+  try {
+    apps = await stack.startApps({ label: side.label, taskQueue: side.taskQueue, apps: ['worker', 'bridge'], env: side.env });
+    for (const [i, world] of worlds.entries()) {
+      process.stdout.write(`  ${world.devices.length} devices${i === 0 ? ' (warm-up, not counted)' : ''}, ${side.label}…`);
+      const before = await bridgeEventSeconds(apps);
+      const run = await runOurs(stack, tap, world, deadlineOf(world.devices.length));
+      const after = await bridgeEventSeconds(apps);
+      process.stdout.write(` ${summary(run)}\n`);
+      arrivals.push(run);
+      bridgeSeconds.push(before === null || after === null ? null : after - before);
+    }
+  } finally {
+    await apps?.stop();
+    await stack.pool.query(sql.unsafe`DELETE FROM push_signal_outbox`);
+  }
+  return { arrivals, bridgeSeconds };
 }
 
 /** Publishes one message; collects the wakes the world's endpoints receive. */
@@ -216,7 +275,12 @@ function reportSize(report: Report, section: Section, result: FanOutResult, head
   const last = (a: Arrivals) => (a.completed ? a.offsets.at(-1)! / 1000 : null);
   const rate = (a: Arrivals) => (a.offsets.length === 0 ? null : a.offsets.length / (a.offsets.at(-1)! / 1000));
   const missed = (a: Arrivals, who: string) => (a.completed ? [] : [`${who}: ${a.offsets.length} of ${a.expected} by the deadline`]);
-  const notes = [...missed(result.ours, 'ours'), ...missed(result.ceiling, 'ceiling'), ...missed(result.floor, 'floor')];
+  const notes = [
+    ...missed(result.ours, 'ours'),
+    ...missed(result.unpaced, 'not paced'),
+    ...missed(result.ceiling, 'ceiling'),
+    ...missed(result.floor, 'floor'),
+  ];
   const note = notes.length === 0 ? undefined : notes.join('; ');
   report.figure(section, {
     name: `${n} devices: message → last wake`,
@@ -237,20 +301,34 @@ function reportSize(report: Report, section: Section, result: FanOutResult, head
     name: `${n} devices: wakes per second`,
     value: rate(result.ours),
     unit: '/s',
+    reference: { name: notPaced, value: rate(result.unpaced) },
+    headline: `2. pacing's cost${headlineSuffix}`,
+  });
+  report.figure(section, {
+    name: `${n} devices: wakes per second`,
+    value: rate(result.ours),
+    unit: '/s',
     reference: { name: 'floor: direct POSTs from one process', value: rate(result.floor) },
     headline: `3. floor${headlineSuffix}`,
   });
   report.figure(section, {
-    name: `${n} devices: the bridge's event → all signal-with-starts accepted`,
+    name: `${n} devices: the bridge's event → acknowledged (rows and owed signals committed)`,
     value: result.bridgeSeconds,
     unit: 's',
     reference: { name: 'engine ceiling: the same number of signal-with-starts, 16 at a time', value: result.ceilingSignalSeconds },
   });
+  const first = (a: Arrivals) => (a.offsets[0] ?? Number.NaN) / 1000;
   report.figure(section, {
     name: `${n} devices: message → first wake`,
-    value: (result.ours.offsets[0] ?? Number.NaN) / 1000,
+    value: first(result.ours),
     unit: 's',
-    reference: { name: 'engine ceiling', value: (result.ceiling.offsets[0] ?? Number.NaN) / 1000 },
+    reference: { name: 'engine ceiling', value: first(result.ceiling) },
+  });
+  report.figure(section, {
+    name: `${n} devices: message → first wake`,
+    value: first(result.ours),
+    unit: 's',
+    reference: { name: notPaced, value: first(result.unpaced) },
   });
   const curve = (a: Arrivals) => [[0, 0] as const, ...a.offsets.map((t, i) => [t / 1000, i + 1] as const)];
   report.plot(
@@ -263,6 +341,7 @@ function reportSize(report: Report, section: Section, result: FanOutResult, head
       yLabel: 'wakes received',
       series: [
         { name: 'ours: bridge → workflows → UnifiedPush', points: curve(result.ours), step: true },
+        { name: 'ours, not paced', points: curve(result.unpaced), step: true, dashed: true },
         { name: 'engine ceiling: signal-with-start → no-op local activity', points: curve(result.ceiling), step: true, dashed: true },
         { name: 'floor: direct POSTs from one process', points: curve(result.floor), step: true },
       ],

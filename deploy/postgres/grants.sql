@@ -18,6 +18,9 @@ GRANT SELECT ON users, servers, server_members, roles, member_roles, channels, c
 GRANT SELECT, DELETE ON device_keys, refresh_tokens TO zippchat_push_api;
 -- the per-user rate limit, shared by the api replicas (000025)
 GRANT SELECT, INSERT, UPDATE, DELETE ON push_rate_limit TO zippchat_push_api;
+-- a PUT owes its workflow's start in the signal outbox (000030); the bridge's signaller sends it
+GRANT INSERT ON push_signal_outbox TO zippchat_push_api;
+GRANT USAGE ON SEQUENCE push_signal_outbox_id_seq TO zippchat_push_api;
 
 -- worker: claims and sends (activities/registration.ts), maintenance (activities/maintenance.ts),
 -- the scrape-time gauges, and push-admin run in its pod.
@@ -39,3 +42,7 @@ GRANT UPDATE (updated_at) ON push_registrations TO zippchat_push_bridge;
 GRANT SELECT, INSERT, UPDATE ON push_pending TO zippchat_push_bridge;
 GRANT SELECT, INSERT ON push_processed_events TO zippchat_push_bridge;
 GRANT SELECT ON channels, channel_members, servers, server_members, roles, member_roles, permission_overwrites, notification_settings TO zippchat_push_bridge;
+-- the signal outbox (000030): a server channel's signals owed with its pending rows; the
+-- signaller takes rows, advances and deletes them (its lock is an advisory lock: no grant)
+GRANT SELECT, INSERT, UPDATE, DELETE ON push_signal_outbox TO zippchat_push_bridge;
+GRANT USAGE ON SEQUENCE push_signal_outbox_id_seq TO zippchat_push_bridge;

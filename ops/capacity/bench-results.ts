@@ -14,6 +14,8 @@ export interface ResultsFile {
       readonly name: string;
       readonly value: number | null;
       readonly reference?: { readonly name: string; readonly value: number | null };
+      /** Over repeated runs (`BENCH_REPEAT`): `value` is their median, these the extremes. */
+      readonly spread?: { readonly runs: number; readonly value: { readonly min: number; readonly max: number } | null };
     }[];
     readonly details?: Record<string, unknown>;
   }[];

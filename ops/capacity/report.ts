@@ -76,7 +76,10 @@ export function render(
   if (dmLatency.length > 0) {
     const s = (v: number | null) => (v === null ? '—' : `${n(v)} s`);
     lines.push('', "A DM's message → wake (make bench, dm-latency): p50 / p99, paced (the bridge's default) vs not paced");
-    for (const r of dmLatency) row(r.what, `${s(r.p50.paced)} / ${s(r.p99.paced)}`, `not paced ${s(r.p50.reference)} / ${s(r.p99.reference)}`);
+    for (const r of dmLatency) {
+      const spread = r.p99Spread === undefined ? '' : `; p99 ${n(r.p99Spread.min)}–${n(r.p99Spread.max)} s over ${r.p99Spread.runs} runs`;
+      row(r.what, `${s(r.p50.paced)} / ${s(r.p99.paced)}`, `not paced ${s(r.p50.reference)} / ${s(r.p99.reference)}${spread}`);
+    }
   }
   lines.push('', 'measured costs from:');
   for (const [field, source] of Object.entries(sources)) lines.push(`  ${field.padEnd(30)} ${source}`);

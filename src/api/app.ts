@@ -35,7 +35,7 @@ export interface ApiDeps {
   readonly lookupHost?: LookupHost;
   /** Deadline of each call to Temporal after a change committed. */
   readonly temporalDeadlineMs?: number;
-  /** The signals to workflows (`apiSignals`); the caller stops them when it stops the app. */
+  /** The signals to workflows (`apiSignals`). */
   readonly signals: RegistrationSignals;
 }
 
@@ -82,12 +82,9 @@ function deviceRoutes(deps: ApiDeps): Router<AuthenticatedState>[] {
   return [pushRoutes(routeDeps), keyRoutes(routeDeps)];
 }
 
-/** The api's signals to workflows as its configuration says: registrations paced unless `API_REGISTRATION_BACKLOG_MS` is 0. */
-export function apiSignals(deps: Pick<ApiDeps, 'config' | 'temporal' | 'log' | 'temporalDeadlineMs'>): RegistrationSignals {
-  return createBestEffortSignals(deps.temporal, deps.config.temporal.taskQueue, deps.log, {
-    backlogMs: deps.config.registrationBacklogMs,
-    ...(deps.temporalDeadlineMs === undefined ? {} : { deadlineMs: deps.temporalDeadlineMs }),
-  });
+/** The api's signals to workflows (`deleted`; a registration's start is owed in the outbox). */
+export function apiSignals(deps: Pick<ApiDeps, 'temporal' | 'log' | 'temporalDeadlineMs'>): RegistrationSignals {
+  return createBestEffortSignals(deps.temporal, deps.log, deps.temporalDeadlineMs === undefined ? {} : { deadlineMs: deps.temporalDeadlineMs });
 }
 
 /** Per-device answers must not be kept by any cache between the app and us. */

@@ -17,7 +17,7 @@ export async function startApi(config: ApiConfig, log: Logger): Promise<RunningA
   const pool = await openDatabase(config.databaseUrl, log);
   const temporal = createTemporalClient(config.temporal);
   const rateLimiter = new SharedRateLimit(postgresRateLimitStore(pool), defaultRateLimit);
-  const signals = apiSignals({ config, temporal, log });
+  const signals = apiSignals({ temporal, log });
   const app = createApp({ config, pool, temporal, log, rateLimiter, signals });
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(config.http.port, config.http.host, () => resolve(s));
@@ -38,7 +38,6 @@ export async function startApi(config: ApiConfig, log: Logger): Promise<RunningA
         server.close(() => resolve());
         server.closeIdleConnections();
       });
-      signals.stop();
       await rateLimiter.close();
       await temporal.close();
       await pool.end();

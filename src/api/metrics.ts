@@ -1,7 +1,6 @@
 /** The api's Prometheus metrics, registered on the process registry served at `/metrics`. */
-import { Counter, Gauge, Histogram } from 'prom-client';
+import { Counter, Histogram } from 'prom-client';
 import { registry } from '../metrics.js';
-import { WatchedPacers } from '../signal-pacer.js';
 
 export const requestDuration = new Histogram({
   name: 'push_api_request_duration_seconds',
@@ -20,21 +19,9 @@ export const registrations = new Counter({
 
 export const temporalSignalFailures = new Counter({
   name: 'push_api_temporal_signal_failures_total',
-  help: 'Signals to workflows (registered, deleted) that did not reach Temporal after the change committed; the bridge and maintenance heal them.',
+  help: 'Signals to workflows (deleted) that did not reach Temporal after the change committed; the workflow ends at its next look, or maintenance ends it.',
   labelNames: ['signal'] as const,
   registers: [registry],
-});
-
-/** The registration pacers of this process's apps, shown in `push_api_registration_signals_queued` (`watch`). */
-export const registrationPacers = new WatchedPacers();
-
-export const registrationSignalsQueued = new Gauge({
-  name: 'push_api_registration_signals_queued',
-  help: "Registrations whose workflow's start waits in the api's pacer for the workers' backlog to shrink (API_REGISTRATION_BACKLOG_MS)",
-  registers: [registry],
-  collect() {
-    this.set(registrationPacers.sum((v) => v.queued));
-  },
 });
 
 export const rateLimited = new Counter({

@@ -11,6 +11,7 @@ import type { RegistrationRequest } from './registration-request.js';
 import { backoffCauses, transportNameSchema } from '../domain.js';
 import type { WakePolicy } from '../../workflows/wake-policy.js';
 import { deliveryJson } from './delivery-state.js';
+import { oweSignals, userTurn } from '../signal-outbox.js';
 
 const registrationView = z.object({
   transport: transportNameSchema,
@@ -43,7 +44,7 @@ export type RegistrationView = z.infer<typeof registrationView>;
 
 export type RegistrationOutcome = 'created' | 'refreshed' | 'switched';
 
-const upsertResult = registrationView.extend({ previous_transport: transportNameSchema.nullable() });
+const upsertResult = registrationView.extend({ id: z.string(), previous_transport: transportNameSchema.nullable() });
 
 /**
  * Creates or replaces the device's registration. Same transport: token and keys replaced,
@@ -53,6 +54,10 @@ const upsertResult = registrationView.extend({ previous_transport: transportName
  * proves nothing about the endpoint, and an app restarting more often than its back-offs add up
  * must still reach the ten failures that prune it. `updated_at` is bumped always. The FCM wake
  * budget is kept: FCM throttles per app and device, whatever its token (docs/transports.md).
+ *
+ * The device's workflow is owed a `registered` signal-with-start in the same transaction
+ * (src/signal-outbox.ts): the bridge's signaller starts it, paced behind nothing a DM needs,
+ * and nothing is lost if the api dies before it went out.
  *
  * Only a device with a live session (docs/design.md, Host tables: an unrevoked, unexpired `refresh_tokens`
  * row of this user and device) is registered: checked in the same statement, so nothing is
@@ -69,7 +74,7 @@ export async function upsertRegistration(
   const row = await pool
     .transaction(async (tx) => {
       await lockDevice(tx, device);
-      return tx.maybeOne(sql.type(upsertResult)`
+      const upserted = await tx.maybeOne(sql.type(upsertResult)`
     WITH previous AS (
       SELECT transport FROM push_registrations WHERE user_id = ${device.userId} AND device_id = ${device.deviceId}
     ), upserted AS (
@@ -103,10 +108,13 @@ export async function upsertRegistration(
         failures = CASE WHEN push_registrations.token = EXCLUDED.token AND push_registrations.transport = EXCLUDED.transport
           THEN push_registrations.failures ELSE 0 END,
         updated_at = now()
-      RETURNING ${viewColumns}
+      RETURNING push_registrations.id, ${viewColumns}
     )
     SELECT upserted.*, previous.transport AS previous_transport FROM upserted LEFT JOIN previous ON TRUE
   `);
+      // The workflow's start (or the running one's news) is owed with the registration itself.
+      if (upserted !== null) await oweSignals(tx, { signal: 'registered', turnKey: userTurn(device.userId), registrationIds: [upserted.id] });
+      return upserted;
     })
     .catch((error: unknown) => {
       // The user was deleted between the SELECT and the INSERT: the same answer as no user.
@@ -114,7 +122,7 @@ export async function upsertRegistration(
       throw error;
     });
   if (row === null) return undefined;
-  const { previous_transport: previous, ...view } = row;
+  const { previous_transport: previous, id: _id, ...view } = row;
   const outcome = previous === null ? 'created' : previous === view.transport ? 'refreshed' : 'switched';
   return { view, outcome };
 }

@@ -1,7 +1,9 @@
 /**
  * One bridge replica, given its connections: ensures the JetStream intake, then consumes
- * MESSAGE_CREATE events into `push_pending` rows and `pending` signals. The process entry
- * (index.ts) builds the connections; tests start several replicas in one process.
+ * MESSAGE_CREATE events into `push_pending` rows and `pending` signals — a DM's at once, a server
+ * channel's owed in the signal outbox — and runs a signaller (signaller.ts: the one replica
+ * holding its lock sends what is owed, paced). The process entry (index.ts) builds the
+ * connections; tests start several replicas in one process.
  */
 import type { Client } from '@temporalio/client';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -11,14 +13,13 @@ import type { Logger } from '../log.js';
 import { startConsumerLoop } from './consumer.js';
 import { createEventHandler, type RetryPolicy } from './handle-event.js';
 import { ensureIntake, type Intake, type IntakeOptions } from './intake.js';
-import { signal } from './signal-pending.js';
-import { SignalPacer } from '../signal-pacer.js';
-import { bridgePacers } from './metrics.js';
-import { workflowTaskPending } from '../../temporal/registration-workflows.js';
+import { startSignaller, type Signaller, type SignallerOptions } from './signaller.js';
 
 export interface EventBridgeDeps {
   readonly nc: NatsConnection;
   readonly pool: DatabasePool;
+  /** For the signaller's lock, a connection of its own. */
+  readonly databaseUrl: string;
   readonly temporal: Client;
   readonly taskQueue: string;
   readonly log: Logger;
@@ -29,13 +30,16 @@ export interface EventBridgeOptions extends IntakeOptions {
   readonly maxInFlight?: number;
   /** Most events of one channel recorded in one transaction. */
   readonly maxBatch?: number;
-  /** Signals in flight at once for one event (and for all server channels' paced signals together). */
+  /** Signals in flight at once for one DM's event, and the signaller's. */
   readonly signalConcurrency?: number;
   /**
-   * Server channels' signals are paced so that the workers' backlog stays near this delay (ms;
-   * signal-pacer.ts); a DM's signals never wait for it. Absent or 0: not paced.
+   * The signaller paces what it sends (server channels', registrations') so that the workers'
+   * backlog stays near this delay (ms; src/pacing/pacer.ts); a DM's signals never wait for it.
+   * Absent or 0: not paced.
    */
-  readonly channelBacklogMs?: number;
+  readonly signalBacklogMs?: number;
+  /** The signaller's other settings (tests shorten them). */
+  readonly signaller?: Omit<SignallerOptions, 'backlogMs' | 'concurrency'>;
   /** How long one pull request waits for events (and `stop()` at most for it). */
   readonly pullExpiresMs?: number;
   /** Redelivery delays of failed events. */
@@ -44,7 +48,8 @@ export interface EventBridgeOptions extends IntakeOptions {
 
 export interface EventBridge {
   readonly intake: Intake;
-  /** Stops pulling, finishes the events in flight; the connections stay open (they are the caller's). */
+  readonly signaller: Signaller;
+  /** Stops pulling, finishes the events in flight, stops the signaller; the connections stay open (they are the caller's). */
   stop(): Promise<void>;
 }
 
@@ -70,27 +75,19 @@ export async function startEventBridge(deps: EventBridgeDeps, options: EventBrid
   const intake = await ensureIntake(deps.nc, options);
   reportIntake(intake, options, deps.log);
   const concurrency = options.signalConcurrency ?? 16;
-  const target = { client: deps.temporal, taskQueue: deps.taskQueue };
-  const pacer =
-    (options.channelBacklogMs ?? 0) > 0
-      ? new SignalPacer(
-          {
-            send: (device) => signal(target, device),
-            pending: (device) => workflowTaskPending(deps.temporal, device),
-            sampled: (sample) => deps.log.debug(sample, 'channel signals paced'),
-          },
-          { targetDelayMs: options.channelBacklogMs!, concurrency },
-        )
-      : undefined;
-  const unwatch = pacer === undefined ? undefined : bridgePacers.watch(pacer);
+  const signaller = startSignaller(
+    { pool: deps.pool, databaseUrl: deps.databaseUrl, temporal: deps.temporal, taskQueue: deps.taskQueue, log: deps.log },
+    { ...options.signaller, backlogMs: options.signalBacklogMs ?? 0, concurrency },
+  );
   const handle = createEventHandler({
     pool: deps.pool,
-    signals: { ...target, concurrency, ...(pacer === undefined ? {} : { pacer }) },
+    signals: { client: deps.temporal, taskQueue: deps.taskQueue, concurrency },
     log: deps.log,
     subjectPrefix: intake.subjectPrefix,
     retry: options.retry ?? defaultRetry,
     ackWaitMs: intake.ackWaitMs,
     maxBatch: options.maxBatch ?? 64,
+    owed: () => signaller.poke(),
   });
   const consumer = await startConsumerLoop(
     deps.nc,
@@ -114,12 +111,11 @@ export async function startEventBridge(deps: EventBridgeDeps, options: EventBrid
   );
   return {
     intake,
+    signaller,
     stop: async () => {
-      // Queued channel signals fail now rather than wait for the workers: their events are
-      // redelivered (to another replica) and re-signal the rows they created.
-      pacer?.stop();
       await consumer.stop();
-      unwatch?.();
+      // What the signaller did not send stays owed: a standby replica's signaller takes over.
+      await signaller.stop();
     },
   };
 }

@@ -4,7 +4,9 @@
  *
  * - malformed (docs/design.md, Message events) → `term`: counted, logged with ids only, never redelivered;
  * - channel unknown → `ack`: nobody to wake;
- * - recorded and every signal accepted → `ack`;
+ * - a server channel's, recorded with its signals owed in the outbox (one transaction) → `ack`:
+ *   the signaller sends them, paced, without holding the event's slot meanwhile;
+ * - a DM's, recorded and every signal accepted (at once, never paced) → `ack`;
  * - anything failed → `nak` with a delay growing with the delivery count. The transaction
  *   either committed (the retry finds the event in the ledger and only re-signals) or rolled
  *   back (the retry counts it): either way the retry is exact.
@@ -38,6 +40,8 @@ export interface EventHandlerDeps {
   readonly ackWaitMs: number;
   /** Most events of one channel recorded in one transaction. */
   readonly maxBatch: number;
+  /** Told when signals were just owed in the outbox (the signaller looks at once). */
+  readonly owed: () => void;
 }
 
 /** The delay before redelivering an event that failed on its `deliveryCount`-th delivery. */
@@ -102,7 +106,18 @@ async function recordAndSignal(deps: EventHandlerDeps, channelId: string, events
   const recorded = await recordChannelEvents(deps.pool, channelId, events);
   bridgeMetrics.pendingRows.inc({ change: 'created' }, recorded.rowsCreated);
   bridgeMetrics.pendingRows.inc({ change: 'updated' }, recorded.rowsUpdated);
-  const signalled = await signalRegistrations(deps.pool, deps.signals, recorded.registrationsToSignal, recorded.serverId);
-  deps.log.debug({ channelId, messageIds: events.map((e) => e.messageId), records: recorded.records, signalled }, 'MESSAGE_CREATE events recorded');
+  let signalled = 0;
+  if (recorded.serverId === null) signalled = await signalRegistrations(deps.pool, deps.signals, recorded.registrationsToSignal);
+  else if (recorded.registrationsToSignal.length > 0) deps.owed();
+  deps.log.debug(
+    {
+      channelId,
+      messageIds: events.map((e) => e.messageId),
+      records: recorded.records,
+      signalled,
+      owed: recorded.serverId === null ? 0 : recorded.registrationsToSignal.length,
+    },
+    'MESSAGE_CREATE events recorded',
+  );
   return recorded.records;
 }

@@ -1,7 +1,8 @@
 /**
  * The bridge process: PostgreSQL, a lazy Temporal client, NATS, the event bridge (JetStream
- * intake of MESSAGE_CREATE → push_pending → pending signals) and the ops listener. Stopping
- * stops pulling, finishes the events in flight, then closes the connections.
+ * intake of MESSAGE_CREATE → push_pending → pending signals, and the signaller of owed signals)
+ * and the ops listener. Stopping stops pulling, finishes the events in flight, stops the
+ * signaller (a standby takes over), then closes the connections.
  */
 import { connect } from '@nats-io/transport-node';
 import type { BridgeConfig } from '../config/index.js';
@@ -26,8 +27,8 @@ export async function startBridge(config: BridgeConfig, log: Logger): Promise<Ru
     throw new StartupError(describeNatsFailure(error));
   });
   const bridge = await startEventBridge(
-    { nc, pool, temporal: temporal.client, taskQueue: config.temporal.taskQueue, log },
-    { startAt: config.bridgeStartAt, channelBacklogMs: config.channelBacklogMs },
+    { nc, pool, databaseUrl: config.databaseUrl, temporal: temporal.client, taskQueue: config.temporal.taskQueue, log },
+    { startAt: config.bridgeStartAt, signalBacklogMs: config.signalBacklogMs },
   );
   const ops = await startOpsServer(
     config.http.host,

@@ -1,9 +1,9 @@
 /** The bridge's Prometheus metrics, on the process registry (served at `/metrics`). */
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { registry } from '../metrics.js';
-import { WatchedPacers } from '../signal-pacer.js';
+import { WatchedPacers } from '../pacing/watched-pacers.js';
 
-/** The pacers of this process's bridge replicas, shown in the pacing gauges (`watch`). */
+/** The senders of this process's signallers (one leads at a time), shown in the pacing gauges (`watch`). */
 export const bridgePacers = new WatchedPacers();
 
 export type EventOutcome = 'counted' | 'duplicate' | 'malformed' | 'unknown_channel' | 'failed';
@@ -50,9 +50,30 @@ export const bridgeMetrics = {
     help: 'Events received and not yet acknowledged',
     registers: [registry],
   }),
+  signallerActive: new Gauge({
+    name: 'push_bridge_signaller_active',
+    help: "1 on the bridge replica whose signaller holds the lock and sends the owed signals (server channels' and registrations'); the deployment should show exactly one",
+    registers: [registry],
+  }),
+  owedSignals: new Gauge({
+    name: 'push_bridge_owed_signals',
+    help: 'Registrations owed a signal that the signaller has taken from the outbox and not yet sent (at most its load, 20,000)',
+    registers: [registry],
+  }),
+  owedSignalsOldest: new Gauge({
+    name: 'push_bridge_owed_signals_oldest_seconds',
+    help: 'Age of the oldest outbox row the signaller is sending: how long the signals that can wait are waiting',
+    registers: [registry],
+  }),
+  owedSignalsSeconds: new Histogram({
+    name: 'push_bridge_owed_signals_seconds',
+    help: 'Time from an outbox row being recorded (a server channel message, a registration) to its last signal accepted',
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600],
+    registers: [registry],
+  }),
   pacedSignals: new Gauge({
     name: 'push_bridge_paced_signals',
-    help: "Server channels' signals waiting in the pacer for the workers' backlog to shrink",
+    help: "Signals waiting in the signaller's pacer for the workers' backlog to shrink",
     registers: [registry],
     collect() {
       this.set(bridgePacers.sum((v) => v.queued));
@@ -60,7 +81,7 @@ export const bridgeMetrics = {
   }),
   pacingWindow: new Gauge({
     name: 'push_bridge_pacing_window',
-    help: "Server channels' signals the pacer lets be sent and not yet done by a worker",
+    help: 'Signals the pacer lets be sent and not yet done by a worker (0 when pacing is off)',
     registers: [registry],
     collect() {
       this.set(bridgePacers.sum((v) => v.window));
@@ -74,5 +95,24 @@ export const bridgeMetrics = {
       const delays = bridgePacers.views().flatMap((v) => (v.lastDelayMs === undefined ? [] : [v.lastDelayMs]));
       this.set(delays.length === 0 ? 0 : Math.max(...delays) / 1000);
     },
+  }),
+  pacingBlind: new Gauge({
+    name: 'push_bridge_pacing_blind',
+    help: "1 while the pacer's describes of signalled workflows fail or time out: it cannot see the backlog, and signals go out without pacing",
+    registers: [registry],
+    collect() {
+      this.set(bridgePacers.views().some((v) => v.blind) ? 1 : 0);
+    },
+  }),
+  pacingDescribeFailures: new Counter({
+    name: 'push_bridge_pacing_describe_failures_total',
+    help: "The pacer's DescribeWorkflowExecution calls that failed or did not answer in time (each counts as done: pacing is off meanwhile)",
+    registers: [registry],
+  }),
+  pacingMarkersGivenUp: new Counter({
+    name: 'push_bridge_pacing_markers_given_up_total',
+    help: "Markers the pacer gave up: reason wedged (the workflow's task is retried after failures, or on another task queue) or timed out (still waiting at the bound)",
+    labelNames: ['reason'] as const,
+    registers: [registry],
   }),
 };

@@ -13,6 +13,10 @@
  * 4. for the repeated events, the rows they created and still own (`first_message_id` = their
  *    id) are reported too: their signal may have been lost with the first delivery.
  *
+ * For a server channel, the registrations to signal are owed in the signal outbox in the same
+ * transaction (src/signal-outbox.ts): once it commits the event may be acknowledged, and the
+ * signaller sends them, paced. A DM's are returned, to be signalled at once.
+ *
  * The transaction answers with registration ids only: naming their devices (signal-pending.ts)
  * is a read that needs no lock, so it runs after the commit and the rows' locks are not held
  * meanwhile — for a first message to a large channel that is a fifth of the transaction.
@@ -33,6 +37,7 @@
 import { sql, type DatabasePool, type DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
 import type { MessageEvent } from './event.js';
+import { oweSignals, serverTurn } from '../signal-outbox.js';
 import { channelRecipients } from './recipients.js';
 
 export type EventRecord = 'counted' | 'duplicate' | 'unknown_channel';
@@ -40,7 +45,7 @@ export type EventRecord = 'counted' | 'duplicate' | 'unknown_channel';
 export interface RecordedEvents {
   /** Per event, in the order given. */
   readonly records: readonly EventRecord[];
-  /** Registrations whose devices get a `pending` signal, each once. */
+  /** Registrations whose devices get a `pending` signal, each once: a DM's to signal now, a server channel's owed in the outbox. */
   readonly registrationsToSignal: readonly string[];
   readonly rowsCreated: number;
   readonly rowsUpdated: number;
@@ -71,6 +76,8 @@ export async function recordChannelEvents(pool: DatabasePool, channelId: string,
     const written = fresh.length > 0 ? await tx.one(pendingUpsert(channel, fresh)) : { created: [], updated: 0 };
     const owned = repeatedIds.length > 0 ? await rowsOwnedBy(tx, channel, repeatedIds) : [];
     const registrationsToSignal = [...new Set([...written.created, ...owned])];
+    if (channel.server_id !== null)
+      await oweSignals(tx, { signal: 'pending', turnKey: serverTurn(channel.server_id), registrationIds: registrationsToSignal });
     return { records, registrationsToSignal, rowsCreated: written.created.length, rowsUpdated: written.updated, serverId: channel.server_id };
   });
 }

@@ -1,8 +1,9 @@
 /**
- * The bridge's signals: tells registration workflows that they have new pending rows: one signal-with-start per
- * device (a missing workflow is started), a bounded number at a time. The input carries ids
- * and the transport only — never a token, endpoint or key. A DM's signals go out at once; a
- * server channel's go through the pacer when there is one (src/signal-pacer.ts).
+ * The bridge's signals to registration workflows that they have new pending rows: one
+ * signal-with-start per device (a missing workflow is started), a bounded number at a time. The
+ * input carries ids and the transport only — never a token, endpoint or key. A DM's signals go
+ * out here, at once, before its event is acknowledged; a server channel's are owed in the outbox
+ * and sent by the signaller (signaller.ts), which names devices with `devicesToSignal` too.
  */
 import type { Client } from '@temporalio/client';
 import { sql, type DatabasePool } from 'slonik';
@@ -11,7 +12,6 @@ import { signalPending } from '../../temporal/registration-workflows.js';
 import { transportNameSchema, type DeviceToSignal } from '../domain.js';
 import { settleAll } from '../concurrency.js';
 import { bridgeMetrics } from './metrics.js';
-import type { SignalPacer } from '../signal-pacer.js';
 
 const named = z.object({ user_ids: z.array(z.string()), device_ids: z.array(z.string()), transports: z.array(transportNameSchema) });
 
@@ -39,8 +39,6 @@ export interface SignalTarget {
   readonly concurrency: number;
   /** Registrations named by one read (default `namingChunk`); the next chunk is named while this one is signalled. */
   readonly namingChunk?: number;
-  /** Server channels' signals go through it; absent, they go out like a DM's. */
-  readonly pacer?: SignalPacer;
 }
 
 /** Registrations named by one read, unless the target says otherwise. */
@@ -61,14 +59,8 @@ export class SignalsFailedError extends Error {
  * Names and signals every registration's device, a chunk at a time, so that the first signals
  * leave after one small read rather than after naming the whole channel; throws
  * `SignalsFailedError` after trying all if any signal failed. Returns the devices signalled.
- * `serverId`: the channel's server (null for a DM, whose signals are never paced).
  */
-export async function signalRegistrations(
-  pool: DatabasePool,
-  target: SignalTarget,
-  registrationIds: readonly string[],
-  serverId: string | null = null,
-): Promise<number> {
+export async function signalRegistrations(pool: DatabasePool, target: SignalTarget, registrationIds: readonly string[]): Promise<number> {
   const chunkSize = target.namingChunk ?? namingChunk;
   const name = (from: number) => {
     const named = devicesToSignal(pool, registrationIds.slice(from, from + chunkSize));
@@ -81,10 +73,7 @@ export async function signalRegistrations(
   for (let from = 0; from < registrationIds.length; from += chunkSize) {
     const chunk = await next;
     if (from + chunkSize < registrationIds.length) next = name(from + chunkSize);
-    const failed =
-      serverId !== null && target.pacer !== undefined
-        ? await target.pacer.submit(serverId, chunk)
-        : await settleAll(chunk, target.concurrency, (device) => signal(target, device));
+    const failed = await settleAll(chunk, target.concurrency, (device) => signal(target, device));
     bridgeMetrics.signals.inc({ result: 'sent' }, chunk.length - failed.length);
     bridgeMetrics.signals.inc({ result: 'failed' }, failed.length);
     failures.push(...failed);

@@ -14,11 +14,22 @@ export interface Section<T> {
   read(env: ResolvedEnv): T;
 }
 
-export function section<S extends z.ZodRawShape, T>(shape: S, build: (vars: z.output<z.ZodObject<S>>) => T): Section<T> {
+/**
+ * `retired`: variables no longer read, each with what replaced it. One still set stops the
+ * process with that, rather than be silently ignored; they are not among `variables`.
+ */
+export function section<S extends z.ZodRawShape, T>(
+  shape: S,
+  build: (vars: z.output<z.ZodObject<S>>) => T,
+  retired: Readonly<Record<string, string>> = {},
+): Section<T> {
   const schema = z.object(shape);
   return {
     variables: Object.keys(shape),
     read(env) {
+      for (const [name, instead] of Object.entries(retired)) {
+        if (env[name] !== undefined) throw new ConfigError(name, `is no longer read; it was replaced by ${instead}`);
+      }
       const parsed = schema.safeParse(env);
       if (!parsed.success) {
         const issue = parsed.error.issues[0]!;

@@ -187,7 +187,6 @@ describe('each process gets its own settings and secrets, and nothing of another
         'JWT_SECRET_FILE',
         'JWT_ISSUER',
         'JWT_AUDIENCE',
-        'API_REGISTRATION_BACKLOG_MS',
         'FCM_PROJECT_ID',
         'PUSH_UP_ALLOW_PRIVATE',
         'PUSH_UP_ALLOW_HTTP',
@@ -232,7 +231,7 @@ describe('each process gets its own settings and secrets, and nothing of another
         'NATS_TLS_CERT_FILE',
         'NATS_TLS_KEY_FILE',
         'BRIDGE_START_AT',
-        'BRIDGE_CHANNEL_BACKLOG_MS',
+        'BRIDGE_SIGNAL_BACKLOG_MS',
       ]),
     );
     expect(sorted(Object.keys(v.migrate.env))).toEqual(['DATABASE_URL_FILE', 'LOG_LEVEL']);
@@ -349,10 +348,9 @@ describe('each process gets its own settings and secrets, and nothing of another
     expect(sorted(v.migrate.secrets)).toEqual(['push-zippchat-push-database']);
   });
 
-  it("with the default values, the bridge and the api pace at the service's own default, the one measured", () => {
+  it("with the default values, the bridge's signaller paces at the service's own default, the one measured", () => {
     const v = views('default');
-    expect(Number(v.bridge.env.BRIDGE_CHANNEL_BACKLOG_MS)).toBe(defaultBacklogMs);
-    expect(Number(v.api.env.API_REGISTRATION_BACKLOG_MS)).toBe(defaultBacklogMs);
+    expect(Number(v.bridge.env.BRIDGE_SIGNAL_BACKLOG_MS)).toBe(defaultBacklogMs);
   });
 
   it('every configuration variable can be set from values', () => {

@@ -1,7 +1,9 @@
 /**
  * The api app on a loopback ephemeral port, against a test database and the test Temporal
  * server, configured through the real config loader. Its logs are captured (unredacted, so a
- * test can prove no secret was ever handed to the logger).
+ * test can prove no secret was ever handed to the logger). Beside it runs a signaller, as a
+ * bridge replica would in production: it starts the workflows the api's registrations owe
+ * (against the test Temporal server, whatever the api's own configuration says).
  *
  *   const api = await startTestApi({ db, taskQueue: 'my-file' });
  *   const response = await api.request('GET', '/api/push/config', { token });
@@ -14,7 +16,9 @@ import { Writable } from 'node:stream';
 import type Koa from 'koa';
 import { pino } from 'pino';
 import { inject } from 'vitest';
+import { Client, Connection } from '@temporalio/client';
 import { apiSignals, createApp } from '../../src/api/app.js';
+import { startSignaller } from '../../src/bridge/signaller.js';
 import type { RateLimitOptions } from '../../src/api/rate-limit.js';
 import type { LookupHost } from '../../src/api/unifiedpush-endpoint.js';
 import { loadConfig, type ApiConfig } from '../../src/config/index.js';
@@ -32,6 +36,8 @@ export interface TestApiOptions {
   readonly rateLimit?: RateLimitOptions;
   readonly lookupHost?: LookupHost;
   readonly temporalDeadlineMs?: number;
+  /** The signaller beside the api: its pacing (0, the default: not paced), or false for none. */
+  readonly signaller?: { readonly backlogMs: number } | false;
 }
 
 export interface TestResponse {
@@ -67,16 +73,15 @@ export async function startTestApi(options: TestApiOptions): Promise<TestApi> {
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     TEMPORAL_TASK_QUEUE: options.taskQueue,
     JWT_SECRET: testJwtSecret,
-    // No worker runs on most api tests' task queues: paced, their registrations after the first
-    // window would wait for one forever. A test of the pacing sets it.
-    API_REGISTRATION_BACKLOG_MS: '0',
     ...options.env,
   });
   const logs: string[] = [];
   const log = pino({ level: 'debug' }, new Writable({ write: (chunk: Buffer, _encoding, done) => void (logs.push(chunk.toString()), done()) }));
   const temporal = createTemporalClient(config.temporal);
-  const signals = apiSignals({ config, temporal, log, ...pick(options) });
+  const signals = apiSignals({ temporal, log, ...pick(options) });
   const app = createApp({ config, pool: options.db.pool, temporal, log, signals, ...pick(options) });
+  const signaller =
+    options.signaller === false ? undefined : await startTestSignaller(options.db, options.taskQueue, options.signaller?.backlogMs ?? 0);
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
@@ -93,8 +98,26 @@ export async function startTestApi(options: TestApiOptions): Promise<TestApi> {
       agent.destroy();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      signals.stop();
+      await signaller?.stop();
       await temporal.close();
+    },
+  };
+}
+
+/**
+ * A signaller on the test database, as a bridge replica runs one (no worker is needed: it only
+ * sends); paced at `backlogMs` (0: not paced). Of several on one database, one sends at a time.
+ */
+export async function startTestSignaller(db: TestDatabase, taskQueue: string, backlogMs: number): Promise<{ stop(): Promise<void> }> {
+  const connection = await Connection.connect({ address: inject('temporalAddress') });
+  const signaller = startSignaller(
+    { pool: db.pool, databaseUrl: db.url, temporal: new Client({ connection }), taskQueue, log: pino({ level: 'silent' }) },
+    { backlogMs, lock: { retryMs: 200 } },
+  );
+  return {
+    async stop() {
+      await signaller.stop();
+      await connection.close();
     },
   };
 }

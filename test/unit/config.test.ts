@@ -245,20 +245,20 @@ describe('loadConfig', () => {
     expect(() => loadConfig('migrate', foreign)).not.toThrow();
   });
 
-  it('reads API_REGISTRATION_BACKLOG_MS (250 by default, 0 turns pacing off), and names it when it is not a number of ms', () => {
-    expect(loadConfig('api', base).registrationBacklogMs).toBe(250);
-    expect(loadConfig('api', { ...base, API_REGISTRATION_BACKLOG_MS: '0' }).registrationBacklogMs).toBe(0);
-    expect(failure({ ...base, API_REGISTRATION_BACKLOG_MS: '-1' }, 'api').message).toBe(
-      'config: API_REGISTRATION_BACKLOG_MS must be an integer from 0 to 60000 (got "-1")',
+  it('reads BRIDGE_SIGNAL_BACKLOG_MS (250 by default, 0 turns pacing off), and names it when it is not a number of ms', () => {
+    expect(loadConfig('bridge', base).signalBacklogMs).toBe(250);
+    expect(loadConfig('bridge', { ...base, BRIDGE_SIGNAL_BACKLOG_MS: '0' }).signalBacklogMs).toBe(0);
+    expect(failure({ ...base, BRIDGE_SIGNAL_BACKLOG_MS: '2s' }, 'bridge').message).toBe(
+      'config: BRIDGE_SIGNAL_BACKLOG_MS must be an integer from 0 to 60000 (got "2s")',
     );
   });
 
-  it('reads BRIDGE_CHANNEL_BACKLOG_MS (250 by default, 0 turns pacing off), and names it when it is not a number of ms', () => {
-    expect(loadConfig('bridge', base).channelBacklogMs).toBe(250);
-    expect(loadConfig('bridge', { ...base, BRIDGE_CHANNEL_BACKLOG_MS: '0' }).channelBacklogMs).toBe(0);
-    expect(failure({ ...base, BRIDGE_CHANNEL_BACKLOG_MS: '2s' }, 'bridge').message).toBe(
-      'config: BRIDGE_CHANNEL_BACKLOG_MS must be an integer from 0 to 60000 (got "2s")',
-    );
+  it.each([
+    ['bridge', 'BRIDGE_CHANNEL_BACKLOG_MS', 'BRIDGE_SIGNAL_BACKLOG_MS'],
+    ['api', 'API_REGISTRATION_BACKLOG_MS', 'BRIDGE_SIGNAL_BACKLOG_MS'],
+  ] as const)('refuses the retired %s variable %s, naming what replaced it (%s)', (role, retired, instead) => {
+    const message = failure({ ...base, [retired]: '250' }, role).message;
+    expect(message).toMatch(new RegExp(`^config: ${retired} is no longer read; it was replaced by .*${instead}`));
   });
 
   it('reads BRIDGE_START_AT as an RFC 3339 instant, and names it when it is not one', () => {

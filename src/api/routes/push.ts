@@ -45,8 +45,8 @@ async function putRegistration(deps: RouteDeps, ctx: Context): Promise<void> {
   const result = await upsertRegistration(deps.pool, device, request);
   if (result === undefined) throw new ApiError('unauthorized', 'this device has no live session: sign in again', { 'WWW-Authenticate': 'Bearer' });
   registrations.inc({ outcome: result.outcome });
+  // Its workflow's start was owed in the same transaction: the bridge's signaller sends it.
   deps.log.info({ userId: device.userId, deviceId: device.deviceId, transport: request.transport, outcome: result.outcome }, 'registration stored');
-  await deps.signals.registered(device, request.transport);
   ctx.body = registrationJson(result.view, deps.config.wakePolicy, Date.now());
 }
 

@@ -111,8 +111,8 @@ describe('POST /api/push/drain', () => {
     expect((await registrationRowOf(db.pool, device.user, device.deviceId))?.wake_outstanding).toBe(false);
     expect((await drain(device.token)).json).toEqual([]);
     // A drain tells Temporal nothing: the workflow learns of it from its next claim. After a
-    // re-registration (whose signal the api awaits), the history holds the two registrations'
-    // signals and nothing the two drains sent.
+    // re-registration (whose signal the signaller sends), the history holds the two
+    // registrations' signals and nothing the two drains sent.
     const again = await checked(api)('PUT', '/api/push/registration', {
       token: device.token,
       body: { transport: 'unifiedpush', token: `https://ntfy.example/${device.deviceId}` },

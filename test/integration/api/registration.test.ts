@@ -15,7 +15,7 @@ import { freshDatabase, type TestDatabase } from '../../support/database.js';
 import { signDeviceToken, testJwtSecret } from '../../support/jwt.js';
 import { addPending, createDm, createUser, nextId, pendingChannels, registrationId, registrationRowOf, signIn, snapshot } from './host.js';
 import { checked } from './openapi.js';
-import { historyText, seenWorkflow, terminateAll } from './temporal.js';
+import { historyText, registeredWorkflow, seenWorkflow, terminateAll } from './temporal.js';
 
 const taskQueue = `api-registration-${nextId()}`;
 
@@ -409,8 +409,8 @@ describe('PUT /api/push/registration: validation', () => {
     expect(row?.token).toBe(body['token']);
     const p256dh = body['p256dh'];
     expect(row?.up_p256dh?.toString('base64url') ?? null).toBe(typeof p256dh === 'string' ? p256dh.replace(/=+$/, '') : null);
-    const workflow = await seenWorkflow(api.temporal.client, user, deviceId);
-    expect(workflow?.status).toBe('RUNNING');
+    const workflow = await registeredWorkflow(api.temporal.client, user, deviceId);
+    expect(workflow.status).toBe('RUNNING');
   });
 });
 
@@ -430,7 +430,7 @@ describe('PUT /api/push/registration: what is stored', () => {
       delivery: { state: 'ok', failures: 0 },
     });
     expect(body.created_at).toBe(body.updated_at);
-    const workflow = await seenWorkflow(plain.temporal.client, user, deviceId);
+    const workflow = await registeredWorkflow(plain.temporal.client, user, deviceId);
     expect(workflow).toEqual({
       status: 'RUNNING',
       taskQueue,
@@ -480,6 +480,7 @@ describe('PUT /api/push/registration: what is stored', () => {
   it('switching transport replaces transport, token, keys and created_at, and keeps what is pending', async () => {
     const deviceId = `phone-${nextId()}`;
     const first = (await put(withFcm, deviceId, { transport: 'unifiedpush', token: endpoint(), ...receiverKeys() })).json as { created_at: string };
+    await registeredWorkflow(withFcm.temporal.client, user, deviceId);
     const before = await registrationRowOf(db.pool, user, deviceId);
     const dm = await createDm(db.pool, [user, await createUser(db.pool)]);
     await addPending(db.pool, before!.id, [{ channelId: dm, isDm: true, firstAt: new Date() }]);
@@ -495,8 +496,8 @@ describe('PUT /api/push/registration: what is stored', () => {
     const after = await registrationRowOf(db.pool, user, deviceId);
     expect(after).toMatchObject({ id: before!.id, transport: 'fcm', token, up_p256dh: null, up_auth: null, wake_outstanding: false, failures: 0 });
     expect(await pendingChannels(db.pool, before!.id)).toEqual([dm]);
-    const workflow = await seenWorkflow(withFcm.temporal.client, user, deviceId);
-    expect(workflow?.signals).toEqual([
+    const workflow = await registeredWorkflow(withFcm.temporal.client, user, deviceId, 2);
+    expect(workflow.signals).toEqual([
       { name: 'registered', arg: { transport: 'unifiedpush' } },
       { name: 'registered', arg: { transport: 'fcm' } },
     ]);
@@ -572,6 +573,7 @@ describe('GET and DELETE /api/push/registration', () => {
     const deviceId = `phone-${nextId()}`;
     const token = await tokenFor(user, deviceId);
     await put(plain, deviceId, { transport: 'unifiedpush', token: endpoint() });
+    await registeredWorkflow(plain.temporal.client, user, deviceId);
     const registration = await registrationId(db.pool, user, deviceId);
     await addPending(db.pool, registration, [
       { channelId: await createDm(db.pool, [user, await createUser(db.pool)]), isDm: true, firstAt: new Date() },

@@ -12,7 +12,7 @@ import { freshDatabase, type TestDatabase } from '../../support/database.js';
 import { signDeviceToken, testJwtSecret } from '../../support/jwt.js';
 import { addPending, createDm, createUser, nextId, pendingChannels, registrationId, registrationRowOf, snapshot } from './host.js';
 import { checked } from './openapi.js';
-import { seenWorkflow, terminateAll } from './temporal.js';
+import { registeredWorkflow, seenWorkflow, terminateAll } from './temporal.js';
 
 const taskQueue = `api-revocation-${nextId()}`;
 
@@ -46,6 +46,7 @@ async function fullDevice(userId: string, deviceId: string): Promise<string> {
     body: { transport: 'unifiedpush', token: `https://ntfy.example/${nextId()}` },
   });
   expect(put.status).toBe(200);
+  await registeredWorkflow(api.temporal.client, userId, deviceId);
   const registration = await registrationId(db.pool, userId, deviceId);
   await addPending(db.pool, registration, [
     { channelId: await createDm(db.pool, [userId, await createUser(db.pool)]), isDm: true, firstAt: new Date() },

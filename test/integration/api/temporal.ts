@@ -3,6 +3,7 @@
  * api tests' task queues, so a workflow the api started stays exactly as the api left it.
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { waitFor } from '../../../devstack/daemons.js';
 import { registrationWorkflowId, PushDeviceId, PushTransport, PushUserId } from '../../../temporal/names.js';
 
 export interface SeenWorkflow {
@@ -57,4 +58,20 @@ export async function terminateAll(client: Client, taskQueue: string): Promise<v
     );
   }
   await Promise.all(ends);
+}
+
+/**
+ * The device's workflow once it has received `registered` signals at least `count` times: the
+ * api owes each `PUT`'s signal-with-start in the outbox, and the signaller beside the test api
+ * sends it a moment after the answer.
+ */
+export async function registeredWorkflow(client: Client, userId: string, deviceId: string, count = 1): Promise<SeenWorkflow> {
+  return waitFor(
+    `the workflow of ${deviceId} to receive ${count} registered signal(s)`,
+    async () => {
+      const seen = await seenWorkflow(client, userId, deviceId);
+      return seen !== undefined && seen.signals.filter((s) => s.name === 'registered').length >= count ? seen : undefined;
+    },
+    30_000,
+  );
 }

@@ -44,7 +44,7 @@ beforeAll(async () => {
     erin: await host.registration(erin!),
     frank: await host.registration(frank!), // not a member at all
   });
-  bridge = await h.startReplica(db.pool);
+  bridge = await h.startReplica(db);
 });
 
 afterAll(async () => {
@@ -58,7 +58,7 @@ async function publishAndSettle(channelId: string, authorId: string): Promise<st
   await h.publish(messageEvent(channelId, authorId, id));
   await until(
     `event ${id} handled`,
-    async () => (await h.consumerIdle()) && (await pendingRows(db.pool, channelId)).some((r) => r.last_message_id === id),
+    async () => (await h.settled(db)) && (await pendingRows(db.pool, channelId)).some((r) => r.last_message_id === id),
   );
   return id;
 }
@@ -72,7 +72,7 @@ describe('a message in a server channel', () => {
   it('gives each device of each viewer except the author one pending row', async () => {
     first = nextId();
     await h.publish(messageEvent(general, alice, first, createdAt));
-    await until('rows', async () => (await h.consumerIdle()) && (await pendingRows(db.pool, general)).length > 0);
+    await until('rows', async () => (await h.settled(db)) && (await pendingRows(db.pool, general)).length > 0);
     const rows = await rowsFor(general);
     const woken = [devices.owner!, devices.bobPhone!, devices.bobTablet!, devices.erin!];
     expect([...rows.keys()].sort()).toEqual(woken.map((d) => d.id).sort());

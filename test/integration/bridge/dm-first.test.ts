@@ -1,11 +1,13 @@
 /**
  * A DM is not served after a big channel's fan-out nor after a burst of registrations, with the
- * production pacing of the bridge and the api. Each case: with no worker running, the load and
+ * production pacing of the bridge's signaller. Two cases: with no worker running, the load and
  * then a DM arrive; when the worker starts, the DM is served among the first, and then all the
- * rest is too. Real api, JetStream, PostgreSQL, Temporal dev server, worker and UnifiedPush
- * transport to a loopback distributor. Assertions on order and counts, not on time. The two
- * cases run one after the other, each on its own database and task queue: side by side they
- * would slow each other's 2,000 workflows on the shared dev server.
+ * rest is too. A third, with the worker running throughout: many messages to a big channel,
+ * then a DM and a 20-member server's message, both woken while the fan-out is still under way.
+ * Real api, JetStream, PostgreSQL, Temporal dev server, worker and UnifiedPush transport to a
+ * loopback distributor. Assertions on order and counts, not on time. The cases run one after
+ * the other, each on its own database and task queue: side by side they would slow each other's
+ * 2,000 workflows on the shared dev server.
  */
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,16 +27,16 @@ const members = 2_000;
 /** "Among the first": the DM's wake comes before this many of the channel's (today it came after all of them). */
 const firstWakes = 100;
 
-/** Phones registering at once (the api's pacing at its default). */
+/** Phones registering at once (their workflows' starts owed, and paced by the signaller at its default). */
 const phones = 2_000;
-/** Requests at once: the api answers each within its deadline for Temporal, signal sent or still queued. */
+/** Requests at once: the api answers each once its registration and owed start committed. */
 const concurrency = 64;
-/** "Most": on today's code every registration's workflow was started before the worker even ran. */
+/** "Most": unpaced, every registration's workflow was started before the worker even ran. */
 const startedBeforeDmAtMost = phones / 2;
 
 /**
  * One case's world: a fresh database, a bridge harness on a task queue of its own, the loopback
- * distributor and the bridge at the production pacing (BRIDGE_CHANNEL_BACKLOG_MS's default); the
+ * distributor and the bridge at the production pacing (BRIDGE_SIGNAL_BACKLOG_MS's default); the
  * worker once the case starts it.
  */
 interface Stack {
@@ -49,7 +51,7 @@ async function startStack(): Promise<Stack> {
   const db = await freshDatabase();
   const h = await bridgeHarness();
   const distributor = await startDistributor();
-  const bridge = await h.startReplica(db.pool, { channelBacklogMs: defaultBacklogMs });
+  const bridge = await h.startReplica(db, { signalBacklogMs: defaultBacklogMs });
   return { db, h, distributor, bridge };
 }
 
@@ -61,7 +63,7 @@ async function stopStack(stack: Stack | undefined): Promise<void> {
   await stack?.db.drop();
 }
 
-/** Workflows started on the case's task queue: by the bridge's signal-with-starts, or the api's. */
+/** Workflows started on the case's task queue: by the bridge's signal-with-starts (a DM's, or its signaller's). */
 const workflowsOn = async ({ h }: Stack) => (await h.temporal.workflow.count(`TaskQueue = '${h.taskQueue}'`)).count;
 
 const woken = ({ distributor }: Stack, device: BenchDevice) => distributor.received.some((m) => m.endpoint === device.endpoint);
@@ -135,8 +137,9 @@ describe('a DM behind a burst of 2,000 registrations', () => {
     api = await startTestApi({
       db,
       taskQueue: h.taskQueue,
-      // The production setting (most api tests turn it off: no worker runs on their task queues).
-      env: { API_REGISTRATION_BACKLOG_MS: String(defaultBacklogMs), PUSH_UP_ALLOW_PRIVATE: 'true', PUSH_UP_ALLOW_HTTP: 'true' },
+      env: { PUSH_UP_ALLOW_PRIVATE: 'true', PUSH_UP_ALLOW_HTTP: 'true' },
+      // The bridge's signaller sends the registrations' starts, paced as in production.
+      signaller: false,
       rateLimit: { perSecond: 10_000 },
       temporalDeadlineMs: 500,
     });
@@ -168,14 +171,14 @@ describe('a DM behind a burst of 2,000 registrations', () => {
     return statuses;
   }
 
-  it('is woken before most of their workflows are started, and every one is started after it', async () => {
+  it("is woken before most of their workflows are started by the bridge's signaller, and every one is started after it", async () => {
     const { db, h, distributor } = stack;
     // seedUsers also signs each user in on a device named 'phone': the session the api checks.
     const devices = devicesFor(await seedUsers(db.pool, phones), distributor);
     const statuses = await registerAll([callee, ...devices]);
     expect(statuses.filter((s) => s !== 200)).toEqual([]);
     const beforeWorker = await workflowsOn(stack);
-    expect(beforeWorker, 'workflows the api started while no worker took a task').toBeLessThan(startedBeforeDmAtMost);
+    expect(beforeWorker, 'workflows started while no worker took a task').toBeLessThan(startedBeforeDmAtMost);
 
     await h.publish(messageEvent(dmChannel, caller, nextId()));
     await until('the DM signalled', async () => ((await pendingSignals(h.temporal, callee)) ?? 0) >= 1, 60_000);
@@ -188,4 +191,45 @@ describe('a DM behind a burst of 2,000 registrations', () => {
     // Paced, not dropped: every registration gets its workflow (the callee's too).
     await until('every registration started', async () => (await workflowsOn(stack)) >= phones + 1, 240_000);
   }, 420_000);
+});
+
+describe("a DM and a small server's message after many messages to a big channel, the worker running", () => {
+  /** Messages to the big channel before the DM: more than the bridge's in-flight slots (64). */
+  const burst = 100;
+  let stack: Stack;
+  let big: ServerWorld;
+  let small: ServerWorld;
+  let callee: BenchDevice;
+  let dmChannel: string;
+
+  beforeAll(async () => {
+    stack = await startStack();
+    const { db, distributor } = stack;
+    big = await seedServer(db.pool, { members, channels: 1, distributor });
+    small = await seedServer(db.pool, { members: 20, channels: 1, distributor });
+    callee = devicesFor(await seedUsers(db.pool, 1), distributor)[0]!;
+    await insertRegistrations(db.pool, [...big.devices, ...small.devices, callee]);
+    dmChannel = await hostFixtures(db.pool).dm([big.ownerId, callee.userId]);
+    stack.worker = await startDevWorker(db, { taskQueue: stack.h.taskQueue });
+  });
+
+  afterAll(() => stopStack(stack));
+
+  it('wakes both while the big channel still fans out', async () => {
+    const { h, distributor } = stack;
+    for (let i = 0; i < burst; i++) await h.publish(messageEvent(big.channelIds[0]!, big.ownerId, nextId()));
+    await h.publish(messageEvent(dmChannel, big.ownerId, nextId()));
+    await h.publish(messageEvent(small.channelIds[0]!, small.ownerId, nextId()));
+
+    const bigEndpoints = new Set(big.devices.map((d) => d.endpoint));
+    const smallEndpoints = new Set(small.devices.map((d) => d.endpoint));
+    await until('every device woken', async () => new Set(distributor.received.map((m) => m.endpoint)).size >= members + 21, 400_000);
+    const order = distributor.received.map((m) => m.endpoint);
+    /** The big channel's wakes that came before position `i`. */
+    const bigBefore = (i: number) => order.slice(0, i).filter((e) => bigEndpoints.has(e)).length;
+    const dmAt = order.indexOf(callee.endpoint);
+    const smallLastAt = Math.max(...[...smallEndpoints].map((e) => order.indexOf(e)));
+    expect(bigBefore(dmAt), "the big channel's wakes before the DM's").toBeLessThan(members / 2);
+    expect(bigBefore(smallLastAt), "the big channel's wakes before the small server's last").toBeLessThan(members / 2);
+  }, 480_000);
 });

@@ -1,6 +1,7 @@
 /**
- * Every event counted exactly once: across bridge restarts, republished events, two replicas
- * on one consumer, and a first delivery whose signals failed.
+ * Every event counted exactly once, and every signal it owes sent: across bridge restarts,
+ * republished events, two replicas on one consumer, a DM's first delivery whose signals failed,
+ * and a server channel's signals that Temporal refused for a while.
  */
 import { Client } from '@temporalio/client';
 import { sql } from 'slonik';
@@ -15,6 +16,7 @@ import {
   messageEvent,
   outcomeCount,
   pendingRows,
+  owedRows,
   pendingSignals,
   until,
   type BridgeHarness,
@@ -49,10 +51,13 @@ afterEach(async () => {
 });
 
 async function replica(options: Parameters<BridgeHarness['startReplica']>[1] = {}): Promise<EventBridge> {
-  const started = await h.startReplica(db.pool, options);
+  const started = await h.startReplica(db, options);
   running.push(started);
   return started;
 }
+
+/** A client of the test Temporal server for a namespace that does not exist: every signal is refused. */
+const brokenTemporal = () => new Client({ connection: h.temporal.connection, namespace: `no-such-namespace-${nextId()}` });
 
 function events(channelId: string, count: number): MessageEventBody[] {
   return Array.from({ length: count }, () => messageEvent(channelId, author, nextId()));
@@ -106,7 +111,7 @@ describe('exactly once', () => {
       for (const list of perChannel) await h.publish(list[i]!);
     }
     await until('every copy handled', async () => {
-      if (!(await h.consumerIdle())) return false;
+      if (!(await h.settled(db))) return false;
       const rows = await Promise.all(channels.map(readerRow));
       return rows.every((row) => row?.message_count === 40);
     });
@@ -120,17 +125,15 @@ describe('exactly once', () => {
     expect(await ledgerSize(perChannel.flat().map((e) => e.id))).toBe(120);
   });
 
-  it('a first delivery whose signals failed is redelivered: counted once, and the signal is sent', async () => {
-    const channel = await host.channel(server);
-    const newcomer = await host.user();
-    await host.member(server, newcomer);
-    const device = await host.registration(newcomer);
+  it("a DM's first delivery whose signals failed is redelivered: counted once, and the signal is sent", async () => {
+    const [caller, callee] = await host.users(2);
+    const channel = await host.dm([caller!, callee!]);
+    const device = await host.registration(callee!);
     const row = async () => (await pendingRows(db.pool, channel)).find((r) => r.registration_id === device.id);
-    const [event] = events(channel, 1);
+    const [event] = events(channel, 1).map((e) => ({ ...e, author_id: caller! }));
     const failedBefore = await outcomeCount('failed');
     // Temporal refuses every signal to a namespace that does not exist.
-    const broken = new Client({ connection: h.temporal.connection, namespace: `no-such-namespace-${nextId()}` });
-    const failing = await replica({ temporal: broken });
+    const failing = await replica({ temporal: brokenTemporal() });
     await h.publish(event!);
     await until('the failed attempt', async () => (await outcomeCount('failed')) > failedBefore);
     expect(await row()).toMatchObject({ message_count: 1 }); // rows are committed before signalling
@@ -141,5 +144,26 @@ describe('exactly once', () => {
     await replica();
     await until('the redelivery to signal the device', async () => (await h.consumerIdle()) && (await pendingSignals(h.temporal, device)) === 1);
     expect(await row()).toMatchObject({ message_count: 1, first_message_id: event!.id });
+  });
+
+  it("a server channel's signals that Temporal refuses stay owed: the event is acknowledged once, and another replica sends them", async () => {
+    const channel = await host.channel(server);
+    const newcomer = await host.user();
+    await host.member(server, newcomer);
+    const device = await host.registration(newcomer);
+    const [event] = events(channel, 1);
+    const countedBefore = await outcomeCount('counted');
+    const failing = await replica({ temporal: brokenTemporal() });
+    await until('its signaller to lead', async () => failing.signaller.leading);
+    await h.publish(event!);
+    await until('the event acknowledged', async () => (await h.consumerIdle()) && (await outcomeCount('counted')) > countedBefore);
+    expect(await owedRows(db.pool)).toBe(1);
+    expect(await pendingSignals(h.temporal, device)).toBeUndefined();
+
+    await replica(); // a standby: the failing one still holds the lock, and keeps trying
+    await failing.stop();
+    running.splice(running.indexOf(failing), 1);
+    await until('the signal sent and nothing owed', async () => (await h.settled(db)) && (await pendingSignals(h.temporal, device)) === 1);
+    expect(await outcomeCount('counted')).toBe(countedBefore + 1);
   });
 });

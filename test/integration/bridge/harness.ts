@@ -1,8 +1,9 @@
 /**
  * The bridge's integration harness: real NATS JetStream, PostgreSQL and Temporal. Each test
  * file gets its own subject prefix, stream, consumer and task queue (the NATS and Temporal
- * servers are shared by files running in parallel) and starts bridge replicas in-process.
- * No Temporal worker runs: what the bridge told Temporal is read back from workflow histories.
+ * servers are shared by files running in parallel) and starts bridge replicas in-process, each
+ * with its signaller (one of them sends what is owed). No Temporal worker runs: what the bridge
+ * told Temporal is read back from workflow histories.
  */
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
@@ -51,12 +52,14 @@ export interface BridgeHarness {
   readonly subjectPrefix: string;
   readonly stream: string;
   readonly consumer: string;
-  /** Starts a bridge replica on this file's stream and consumer. */
-  startReplica(pool: DatabasePool, options?: EventBridgeOptions & { log?: Logger; temporal?: Client }): Promise<EventBridge>;
+  /** Starts a bridge replica on this file's stream and consumer, against `db`. */
+  startReplica(db: Database, options?: EventBridgeOptions & { log?: Logger; temporal?: Client }): Promise<EventBridge>;
   publish(event: MessageEventBody, subjectChannel?: string): Promise<void>;
   publishRaw(subject: string, body: Uint8Array | string): Promise<void>;
   /** The consumer's view: nothing waiting, nothing unacknowledged. */
   consumerIdle(): Promise<boolean>;
+  /** Every event acknowledged and every signal it owed sent (the outbox of `db` empty). */
+  settled(db: Database): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -71,6 +74,10 @@ export async function bridgeHarness(): Promise<BridgeHarness> {
   const temporal = new Client({ connection });
   const replicas = new Set<EventBridge>();
   const js = jetstream(nc);
+  const consumerIdle = async () => {
+    const info = await (await jetstreamManager(nc)).consumers.info(stream, consumer);
+    return info.num_pending === 0 && info.num_ack_pending === 0;
+  };
   return {
     nc,
     temporal,
@@ -78,14 +85,15 @@ export async function bridgeHarness(): Promise<BridgeHarness> {
     subjectPrefix,
     stream,
     consumer,
-    async startReplica(pool, { log = pino({ level: 'silent' }), temporal: client = temporal, ...options } = {}) {
+    async startReplica(db, { log = pino({ level: 'silent' }), temporal: client = temporal, ...options } = {}) {
       const replica = await startEventBridge(
-        { nc, pool, temporal: client, taskQueue, log },
-        { subjectPrefix, stream, consumer, retry: { baseDelayMs: 100, maxDelayMs: 1_000 }, ...options },
+        { nc, pool: db.pool, databaseUrl: db.url, temporal: client, taskQueue, log },
+        { subjectPrefix, stream, consumer, retry: { baseDelayMs: 100, maxDelayMs: 1_000 }, signaller: quickSignaller, ...options },
       );
       replicas.add(replica);
       return {
         intake: replica.intake,
+        signaller: replica.signaller,
         stop: async () => {
           replicas.delete(replica);
           await replica.stop();
@@ -98,9 +106,9 @@ export async function bridgeHarness(): Promise<BridgeHarness> {
     async publishRaw(subject, body) {
       await js.publish(`${subjectPrefix}${subject}`, body);
     },
-    async consumerIdle() {
-      const info = await (await jetstreamManager(nc)).consumers.info(stream, consumer);
-      return info.num_pending === 0 && info.num_ack_pending === 0;
+    consumerIdle,
+    async settled(db) {
+      return (await consumerIdle()) && (await owedRows(db.pool)) === 0;
     },
     async close() {
       for (const replica of replicas) await replica.stop();
@@ -110,6 +118,20 @@ export async function bridgeHarness(): Promise<BridgeHarness> {
       await connection.close();
     },
   };
+}
+
+/** A database the bridge runs against: its pool, and its URL for the signaller's lock connection. */
+export interface Database {
+  readonly pool: DatabasePool;
+  readonly url: string;
+}
+
+/** A standby takes the lock within a fifth of a second of its holder letting go. */
+export const quickSignaller = { lock: { retryMs: 200 } } as const;
+
+/** Rows of the signal outbox: batches of signals still owed. */
+export async function owedRows(pool: DatabasePool): Promise<number> {
+  return pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int4 AS n FROM push_signal_outbox`);
 }
 
 export function messageEvent(channelId: string, authorId: string, id: string, createdAt = new Date()): MessageEventBody {

@@ -28,7 +28,7 @@ beforeAll(async () => {
   const server = await host.server({ owner: owner!, everyone: VIEW_CHANNEL, members: [author, r!] });
   channel = await host.channel(server);
   reader = await host.registration(r!);
-  bridge = await h.startReplica(db.pool, { log: logs.log });
+  bridge = await h.startReplica(db, { log: logs.log });
 });
 
 afterAll(async () => {
@@ -59,7 +59,7 @@ describe('malformed events', () => {
 
     await until(
       'the valid event recorded and the stream drained',
-      async () => (await h.consumerIdle()) && (await pendingRows(db.pool, channel)).length > 0,
+      async () => (await h.settled(db)) && (await pendingRows(db.pool, channel)).length > 0,
     );
     expect(await outcomeCount('malformed')).toBe(malformedBefore + bad.length);
     expect(await pendingRows(db.pool, channel)).toEqual([

@@ -50,7 +50,7 @@ async function harness(): Promise<BridgeHarness> {
 }
 
 async function replica(h: BridgeHarness, options: Parameters<BridgeHarness['startReplica']>[1] = {}): Promise<EventBridge> {
-  const started = await h.startReplica(db.pool, options);
+  const started = await h.startReplica(db, options);
   running.push(started);
   return started;
 }

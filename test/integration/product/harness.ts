@@ -48,13 +48,10 @@ export async function productHarness(db: TestDatabase, options: { readonly bridg
   const api = await startTestApi({
     db,
     taskQueue,
-    // The api paces registrations as in production: a worker runs on this task queue.
-    env: {
-      FCM_PROJECT_ID: 'zippchat-product',
-      PUSH_UP_ALLOW_PRIVATE: 'true',
-      PUSH_UP_ALLOW_HTTP: 'true',
-      API_REGISTRATION_BACKLOG_MS: String(defaultBacklogMs),
-    },
+    env: { FCM_PROJECT_ID: 'zippchat-product', PUSH_UP_ALLOW_PRIVATE: 'true', PUSH_UP_ALLOW_HTTP: 'true' },
+    // Registrations' starts paced as in production (a worker runs on this task queue); with the
+    // bridge below, whichever of the two signallers holds the lock sends them.
+    signaller: { backlogMs: defaultBacklogMs },
   });
   const connection = await Connection.connect({ address: inject('temporalAddress') });
   const client = new Client({ connection });
@@ -63,8 +60,15 @@ export async function productHarness(db: TestDatabase, options: { readonly bridg
   let bridge: EventBridge | undefined;
   if (options.bridge !== false) {
     bridge = await startEventBridge(
-      { nc, pool: db.pool, temporal: client, taskQueue, log: createLogger({ level: 'silent', name: 'product-bridge' }) },
-      { subjectPrefix, stream: `PRODUCT_${tag}`, consumer: `product-${tag}`, retry: { baseDelayMs: 100, maxDelayMs: 1_000 } },
+      { nc, pool: db.pool, databaseUrl: db.url, temporal: client, taskQueue, log: createLogger({ level: 'silent', name: 'product-bridge' }) },
+      {
+        subjectPrefix,
+        stream: `PRODUCT_${tag}`,
+        consumer: `product-${tag}`,
+        retry: { baseDelayMs: 100, maxDelayMs: 1_000 },
+        signalBacklogMs: defaultBacklogMs,
+        signaller: { lock: { retryMs: 200 } },
+      },
     );
   }
   return {

@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { placeholdersOf, renderProse, setupProse, setupProseDir } from '../../../bench/setup-prose.js';
+import { placeholdersOf, renderProse, setupChapter, setupProse, setupProseDir } from '../../../bench/setup-prose.js';
 import { projectRoot } from '../../../src/paths.js';
 
 const setupFiles = readdirSync(setupProseDir)
@@ -55,6 +55,14 @@ describe('bench/setup/*.md', () => {
       expect(paragraph).not.toMatch(/ {2}/);
     }
     for (const value of Object.values(values)) expect(paragraphs.join('\n')).toContain(value);
+  });
+});
+
+describe('bench/setup/chapters/*.md', () => {
+  it('keeps a chapter as it is: its tables line by line', () => {
+    const chapter = setupChapter('pacing-tuning');
+    expect(chapter).toMatch(/^\| the pacer \| DM p99 \| wakes per second \|$/m);
+    expect(chapter).not.toMatch(/\{\{/);
   });
 });
 

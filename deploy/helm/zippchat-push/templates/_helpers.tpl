@@ -231,7 +231,6 @@ files. Nothing another process reads.
 {{- include "zippchat-push.envVar" (dict "name" "PORT" "value" $v.api.port) }}
 {{- include "zippchat-push.envVar" (dict "name" "JWT_ISSUER" "value" $v.jwt.issuer) }}
 {{- include "zippchat-push.envVar" (dict "name" "JWT_AUDIENCE" "value" $v.jwt.audience) }}
-{{- include "zippchat-push.envVar" (dict "name" "API_REGISTRATION_BACKLOG_MS" "value" $v.api.registrationBacklogMs) }}
 {{- end }}
 {{- if eq $c "worker" }}
 {{- if $v.fcm.adc.enabled }}
@@ -259,7 +258,7 @@ files. Nothing another process reads.
 {{- if eq $c "bridge" }}
 {{- include "zippchat-push.envVar" (dict "name" "BRIDGE_METRICS_PORT" "value" $v.bridge.metricsPort) }}
 {{- include "zippchat-push.envVar" (dict "name" "BRIDGE_START_AT" "value" $v.bridge.startAt) }}
-{{- include "zippchat-push.envVar" (dict "name" "BRIDGE_CHANNEL_BACKLOG_MS" "value" $v.bridge.channelBacklogMs) }}
+{{- include "zippchat-push.envVar" (dict "name" "BRIDGE_SIGNAL_BACKLOG_MS" "value" $v.bridge.signalBacklogMs) }}
 {{- include "zippchat-push.envVar" (dict "name" "NATS_URL" "value" $v.nats.url) }}
 {{- include "zippchat-push.envVar" (dict "name" "NATS_USER" "value" $v.nats.user) }}
 {{- end }}

@@ -1,0 +1,1 @@
+DROP TABLE IF EXISTS push_signal_outbox;
