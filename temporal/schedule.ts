@@ -12,10 +12,13 @@ export interface MaintenanceScheduleOptions {
   readonly everyMs?: number;
 }
 
+/** How often maintenance runs (docs/design.md: the no-session sweep, every 10 minutes). */
+export const maintenanceEveryMs = 10 * 60_000;
+
 export async function ensureMaintenanceSchedule(client: Client, options: MaintenanceScheduleOptions): Promise<string> {
   const scheduleId = options.scheduleId ?? maintenanceScheduleId;
   const definition = {
-    spec: { intervals: [{ every: options.everyMs ?? 10 * 60_000 }] },
+    spec: { intervals: [{ every: options.everyMs ?? maintenanceEveryMs }] },
     action: {
       type: 'startWorkflow' as const,
       workflowType: maintenanceWorkflowType,
