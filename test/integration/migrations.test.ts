@@ -107,14 +107,18 @@ describe('migrations', () => {
       '000025_maintenance_cursors_rate_limit',
       '000026_push_delivery_state',
       '000027_outage_recovery_keyset',
+      '000028_push_wake_priority',
+      '000029_push_schema_converged',
     ]);
     const schema = { tables: await tables(db), pending: await columns(db, 'push_pending') };
 
-    const down = await migrateDown(db.url, all, 6);
+    const down = await migrateDown(db.url, all, 8);
     expect(down).toMatchObject({
-      from: 27,
+      from: 29,
       to: 1,
       applied: [
+        '000029_push_schema_converged',
+        '000028_push_wake_priority',
         '000027_outage_recovery_keyset',
         '000026_push_delivery_state',
         '000025_maintenance_cursors_rate_limit',
@@ -136,6 +140,8 @@ describe('migrations', () => {
       '000025_maintenance_cursors_rate_limit',
       '000026_push_delivery_state',
       '000027_outage_recovery_keyset',
+      '000028_push_wake_priority',
+      '000029_push_schema_converged',
     ]);
     expect({ tables: await tables(db), pending: await columns(db, 'push_pending') }).toEqual(schema);
   });
@@ -152,10 +158,12 @@ describe('migrations', () => {
       '000025_maintenance_cursors_rate_limit',
       '000026_push_delivery_state',
       '000027_outage_recovery_keyset',
+      '000028_push_wake_priority',
+      '000029_push_schema_converged',
     ]);
-    expect(results.every((r) => r.to === 27)).toBe(true);
+    expect(results.every((r) => r.to === 29)).toBe(true);
     expect((await migrateUp(db.url, all)).applied).toEqual([]);
-    expect(await db.pool.any(sql.unsafe`SELECT version::int, dirty FROM schema_migrations`)).toEqual([{ version: 27, dirty: false }]);
+    expect(await db.pool.any(sql.unsafe`SELECT version::int, dirty FROM schema_migrations`)).toEqual([{ version: 29, dirty: false }]);
   });
 
   it('leaves the previous version in place when a migration fails', async () => {
