@@ -83,6 +83,7 @@ export function preparePreviousVersion(version: PreviousVersion, log: (line: str
  * the same path, version and integrity): then it is linked, else installed with `npm ci`.
  */
 function packagesSource(version: PreviousVersion): { kind: 'linked' | 'installed'; key: string } {
+  requireCommit(version);
   const theirs = execFileSync('git', ['-C', projectRoot, 'show', `${version.commit}:package-lock.json`], { encoding: 'utf8', maxBuffer: 64 << 20 });
   const ours = readFileSync(path.join(projectRoot, 'package-lock.json'), 'utf8');
   const key = createHash('sha256').update(theirs).digest('hex').slice(0, 16);
@@ -92,6 +93,16 @@ function packagesSource(version: PreviousVersion): { kind: 'linked' | 'installed
     ([at, entry]) => at === '' || (today[at]?.version === entry.version && today[at]?.integrity === entry.integrity),
   );
   return { kind: contained ? 'linked' : 'installed', key };
+}
+
+function requireCommit(version: PreviousVersion): void {
+  try {
+    execFileSync('git', ['-C', projectRoot, 'cat-file', '-e', `${version.commit}^{commit}`], { stdio: 'ignore' });
+  } catch {
+    throw new Error(
+      `${version.name} (${version.commit}) is not in this clone: the upgrade tier and the history recorder need main's history (git fetch --unshallow)`,
+    );
+  }
 }
 
 function readIf(file: string): string | undefined {
