@@ -47,7 +47,8 @@ export interface RestartResult extends DeviceIdentity {
 }
 
 /** Restarts one device's workflow; with `wedgedRun`, only if that run is still current and still flagged. */
-export async function restartRegistration(deps: RestartDeps, device: DeviceIdentity, wedgedRun?: string): Promise<RestartResult> {
+export async function restartRegistration(deps: RestartDeps, { userId, deviceId }: DeviceIdentity, wedgedRun?: string): Promise<RestartResult> {
+  const device = { userId, deviceId };
   const current = await runningRun(deps.temporal, device);
   if (wedgedRun !== undefined && (current?.runId !== wedgedRun || !current.wedged)) return { ...device, outcome: 'skipped' };
   const transport = await deps.pool.maybeOneFirst(sql.type(z.object({ transport: transportNameSchema }))`

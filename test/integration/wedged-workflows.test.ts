@@ -175,5 +175,16 @@ describe('a registration workflow whose tasks keep failing', () => {
     const again = await admin('restart', '--wedged');
     expect((again.json as { results: { outcome: string }[] }).results.every((r) => r.outcome === 'skipped')).toBe(true);
     expect((await temporal.client.workflow.getHandle(registrationWorkflowId(kept.userId, kept.deviceId)).describe()).runId).toBe(keptRun.runId);
+
+    // One device, wedged or not: restarted from its row; one with neither registration nor workflow: exit 4.
+    const one = await admin('restart', kept.userId, kept.deviceId);
+    expect(one).toEqual({
+      code: 0,
+      json: { userId: kept.userId, deviceId: kept.deviceId, outcome: 'restarted', endedRunId: keptRun.runId, runId: expect.any(String) },
+    });
+    expect(await admin('restart', deleted.userId, deleted.deviceId)).toEqual({
+      code: 4,
+      json: { userId: deleted.userId, deviceId: deleted.deviceId, outcome: 'absent' },
+    });
   }, 360_000);
 });
