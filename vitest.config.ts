@@ -12,7 +12,9 @@ import FailureSummaryReporter from './test/support/failure-summary-reporter.js';
 //               runs into a clean directory and its processes start against private services;
 //               helm and kubeconform check the chart;
 //   cluster     production infrastructure: the real Temporal server with mTLS, secured and
-//               clustered NATS, PostgreSQL over TLS.
+//               clustered NATS, PostgreSQL over TLS;
+//   upgrade     the releases this one upgrades from, built from git and run on a private stack,
+//               upgraded in place by the documented procedure (test/upgrade/).
 export default defineConfig({
   test: {
     // The summary comes last: CI shows the tail of the output.
@@ -91,6 +93,18 @@ export default defineConfig({
           sequence: { groupOrder: 5 },
           testTimeout: 240_000,
           hookTimeout: 240_000,
+        },
+      },
+      {
+        test: {
+          name: 'upgrade',
+          include: ['test/upgrade/**/*.test.ts'],
+          // Last: each case builds a previous release (once; reused while its tree is unchanged)
+          // and runs it and this release on a private stack of its own (test/support/fault-stack.ts).
+          fileParallelism: false,
+          sequence: { groupOrder: 6 },
+          testTimeout: 600_000,
+          hookTimeout: 180_000,
         },
       },
     ],

@@ -1,11 +1,12 @@
 /**
- * The operations listener of the worker and the bridge: `GET /healthz`, `GET /readyz` and
- * `GET /metrics` (the api serves the same three on its own port).
+ * The operations listener of the worker and the bridge: `GET /healthz` (up, and this release's
+ * version), `GET /readyz` and `GET /metrics` (the api serves the same three on its own port).
  */
 import { createServer, type Server } from 'node:http';
 import { checkReadiness, reasonOf, type Check } from './health.js';
 import type { Logger } from './log.js';
 import { registry } from './metrics.js';
+import { serviceVersion } from './version.js';
 
 export interface OpsServer {
   readonly port: number;
@@ -20,7 +21,7 @@ export async function startOpsServer(host: string, port: number, checks: Readonl
     };
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') return reply(405, JSON.stringify({ error: 'method_not_allowed', message: 'GET only' }));
-    if (path === '/healthz') return reply(200, JSON.stringify({ status: 'ok' }));
+    if (path === '/healthz') return reply(200, JSON.stringify({ status: 'ok', version: serviceVersion }));
     if (path === '/readyz') {
       checkReadiness(checks, undefined, log).then(
         (r) => reply(r.ready ? 200 : 503, JSON.stringify({ status: r.ready ? 'ready' : 'not_ready', checks: r.checks })),

@@ -4,7 +4,13 @@
  * maintenance talk to them. Every call is
  * idempotent and safe to repeat; PostgreSQL stays the truth and these are hints.
  */
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowIdConflictPolicy,
+  WorkflowIdReusePolicy,
+  WorkflowNotFoundError,
+  type Client,
+} from '@temporalio/client';
 import { TypedSearchAttributes, type SignalDefinition } from '@temporalio/common';
 import { drainedSignal, pendingSignal, registeredSignal, stopSignal, type RegistrationWorkflowInput } from '../workflows/registration-messages.js';
 import { PushDeviceId, PushTransport, PushUserId, registrationWorkflowId, registrationWorkflowType } from './names.js';
@@ -74,6 +80,24 @@ export async function startIfMissing(client: Client, taskQueue: string, device: 
     if (error instanceof WorkflowExecutionAlreadyStartedError) return false;
     throw error;
   }
+}
+
+/**
+ * Starts the device's workflow anew, ending the run in progress, if any, in the same call
+ * (Temporal's TERMINATE_EXISTING: there is no moment without a run). The new run holds
+ * nothing of the old one: it looks at PostgreSQL at once. Returns the new run's id.
+ */
+export async function restartRegistrationWorkflow(
+  client: Client,
+  taskQueue: string,
+  device: DeviceIdentity,
+  transport: TransportName,
+): Promise<string> {
+  const handle = await client.workflow.start(registrationWorkflowType, {
+    ...startOptions(taskQueue, device, transport),
+    workflowIdConflictPolicy: WorkflowIdConflictPolicy.TERMINATE_EXISTING,
+  });
+  return handle.firstExecutionRunId;
 }
 
 /**

@@ -33,6 +33,13 @@ export interface PlanPatches {
    */
   readonly deliveryControl: boolean;
   /**
+   * The middle plan (runs begun by workers between it and the lean plan): a claim that says an
+   * outstanding normal wake can be escalated is looked at then. The lean plan includes it.
+   */
+  readonly escalation?: boolean;
+  /** The middle plan: a `registered` signal forgets a back-off. The lean plan includes it. */
+  readonly registrationEndsBackoff?: boolean;
+  /**
    * The lean plan:
    * - a claim that says an outstanding normal wake can be escalated (a DM behind it) is looked
    *   at then, not at the re-wake;
@@ -111,7 +118,7 @@ export class DeviceState {
     // claim re-checks; the same token keeps its back-off there, and the claim says so).
     this.outstanding = false;
     this.checkRequested = true;
-    if (this.patches.leanPlan) this.notBefore = 0;
+    if (this.patches.leanPlan === true || this.patches.registrationEndsBackoff === true) this.notBefore = 0;
   }
 
   /** Wakes claimed in this run (the workflow continues as new after enough of them). */
@@ -207,9 +214,14 @@ export class DeviceState {
     return unrecordedClaim;
   }
 
+  /** Whether this run's plan escalates (the middle plan and the lean plan). */
+  private get escalates(): boolean {
+    return this.patches.leanPlan === true || this.patches.escalation === true;
+  }
+
   /** An outstanding wake the claim says can be escalated before its re-wake: look then. */
   private noteEscalation(observed: ObservedState, readyAt: number | null | undefined, heldBack: HeldBack | undefined): void {
-    if (!this.patches.leanPlan || !observed.outstanding || readyAt === undefined || readyAt === null || this.intervals === undefined) return;
+    if (!this.escalates || !observed.outstanding || readyAt === undefined || readyAt === null || this.intervals === undefined) return;
     if (readyAt < rewakeAt(this.intervals, this.effectiveLastWake(), readyAt)) this.escalation = { at: readyAt, reason: heldBack ?? 'escalation' };
   }
 

@@ -31,7 +31,7 @@ import {
 import type { Activities } from '../activities/index.js';
 import type { ClaimResult, SendResult } from '../activities/registration.js';
 import { PushTransport } from '../temporal/names.js';
-import { DeviceState, type NextCheck } from './device-state.js';
+import { DeviceState, type NextCheck, type PlanPatches } from './device-state.js';
 import { drainedSignal, pendingSignal, registeredSignal, stateQuery, stopSignal, type RegistrationWorkflowInput } from './registration-messages.js';
 import type { TransportName } from '../src/domain.js';
 import { sendResultOf, type EarlierSendResult } from './send-result.js';
@@ -89,13 +89,29 @@ export const resendUnrecordedClaimPatch = 'resend-unrecorded-claim';
  */
 export const deliveryControlPatch = 'delivery-control';
 export const leanPlanPatch = 'lean-plan';
+/** The middle plan's two patches, which the lean plan replaced (see `planOfRun`). */
+export const escalationPatch = 'escalation';
+export const registrationEndsBackoffPatch = 'registration-ends-backoff';
+
+/**
+ * The plan this run began with, asked at its start. A run begun today records `delivery-control`
+ * and `lean-plan`. A run begun by a worker of the middle plan (releases before 1.0.0 up to the
+ * lean plan) recorded `delivery-control`, `escalation`, `registration-ends-backoff`: replayed,
+ * `lean-plan` is absent (false, no marker asked for), and those two must be asked for next, in
+ * that order, or the SDK fails the task on the first marker nobody asked for (TMPRL1100). A run
+ * begun before the middle plan has neither: `patched()` is false for both while replaying. Not
+ * replaying, `lean-plan` is always true, so a new run never records the middle plan's markers.
+ */
+function planOfRun(): PlanPatches {
+  const deliveryControl = patched(deliveryControlPatch);
+  if (patched(leanPlanPatch)) return { deliveryControl, leanPlan: true };
+  const escalation = patched(escalationPatch);
+  return { deliveryControl, escalation, registrationEndsBackoff: patched(registrationEndsBackoffPatch) };
+}
 
 export async function registrationWorkflow(input: RegistrationWorkflowInput): Promise<RegistrationWorkflowResult> {
   const { userId, deviceId } = input;
-  const state = new DeviceState(input.transport, input.carried, {
-    deliveryControl: patched(deliveryControlPatch),
-    leanPlan: patched(leanPlanPatch),
-  });
+  const state = new DeviceState(input.transport, input.carried, planOfRun());
   const alarm = new RewakeAlarm(state);
 
   setHandler(pendingSignal, () => state.onPending());

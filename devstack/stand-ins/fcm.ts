@@ -19,6 +19,8 @@ import { createFcmInbox, type FcmInbox } from './fcm-inbox.js';
 export { fcmError, googleStatusError, type FcmAnswer, type FcmErrorCode } from './fcm-answers.js';
 
 export interface FcmRequestRecord {
+  /** When the request arrived. */
+  readonly at: Date;
   readonly path: string;
   readonly bearer: string | undefined;
   /** The registration token of a well-formed wake. */
@@ -83,11 +85,13 @@ export function createFcmStandIn(options: FakeFcmOptions): FcmStandIn {
   const expectedPath = `/v1/projects/${options.projectId}/messages:send`;
 
   const handle = (request: FakeRequest, response: ServerResponse): void => {
+    const at = new Date();
     const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1];
     const body = request.body.toString('utf8');
     const wake = parseWake(body);
     const record = (answered: number | undefined): void =>
       void received.push({
+        at,
         path: request.path,
         bearer,
         token: wake.success ? wake.data.message.token : undefined,

@@ -10,6 +10,7 @@ import { checkDatabase } from '../db/check.js';
 import { checkReadiness } from '../health.js';
 import type { Logger } from '../log.js';
 import { registry } from '../metrics.js';
+import { serviceVersion } from '../version.js';
 import type { TemporalHandle } from '../../temporal/client.js';
 import type { ApiConfig } from '../config/index.js';
 import { createBestEffortSignals, type RegistrationSignals } from './best-effort-signals.js';
@@ -96,7 +97,7 @@ const noStore: Koa.Middleware<AuthenticatedState> = async (ctx, next) => {
 function operationsRoutes(deps: ApiDeps): Router {
   const router = new Router();
   router.get('/healthz', (ctx) => {
-    ctx.body = { status: 'ok' };
+    ctx.body = { status: 'ok', version: serviceVersion };
   });
   router.get('/readyz', async (ctx) => {
     const readiness = await checkReadiness({ postgres: () => checkDatabase(deps.pool), temporal: () => deps.temporal.check() }, undefined, deps.log);

@@ -80,10 +80,14 @@ export interface MigrationResult {
   readonly applied: readonly string[];
 }
 
-/** Applies every migration above the current version. Idempotent. */
+/**
+ * Applies every migration above the current version. Idempotent. Refuses, applying nothing, a
+ * database whose version it does not know (`UnknownVersionError`).
+ */
 export async function migrateUp(databaseUrl: string, migrations: readonly Migration[]): Promise<MigrationResult> {
   return withMigrationLock(databaseUrl, async (session) => {
     const from = await session.cleanVersion();
+    requireKnownVersion(from, migrations);
     const applied: string[] = [];
     for (const migration of migrations) {
       if (from !== undefined && migration.version <= from) continue;
@@ -101,6 +105,7 @@ export async function migrateUp(databaseUrl: string, migrations: readonly Migrat
 export async function migrateDown(databaseUrl: string, migrations: readonly Migration[], steps = 1): Promise<MigrationResult> {
   return withMigrationLock(databaseUrl, async (session) => {
     const from = await session.cleanVersion();
+    requireKnownVersion(from, migrations);
     const applied: string[] = [];
     const done = migrations.filter((m) => from !== undefined && m.version <= from).reverse();
     for (const [index, migration] of done.slice(0, steps).entries()) {
@@ -137,6 +142,34 @@ export class DirtyDatabaseError extends Error {
     );
     this.name = 'DirtyDatabaseError';
   }
+}
+
+/**
+ * The database is at a version these migrations do not have: above the newest (a newer release
+ * migrated it) or, from the first up, a number with no file (files renumbered or removed). Going
+ * on would skip or re-run migrations blindly — a version whose schema nobody can tell — so both
+ * this command and golang-migrate ("no migration found for version N") stop. Versions below the
+ * first are the host's own (its migrations share `schema_migrations`): everything here is above.
+ */
+export class UnknownVersionError extends Error {
+  constructor(
+    readonly version: number,
+    readonly known: { readonly first: number; readonly newest: number },
+  ) {
+    super(
+      `${migrationsTable} says version ${version}, which these migrations (${versionLabel(known.first)}–${versionLabel(known.newest)}) ` +
+        'do not have: it was migrated by a newer release or by other migration files. ' +
+        'Nothing was applied; run the release that migrated it (docs/operations.md, "Upgrading")',
+    );
+    this.name = 'UnknownVersionError';
+  }
+}
+
+function requireKnownVersion(version: number | undefined, migrations: readonly Migration[]): void {
+  const first = migrations[0]?.version;
+  const newest = migrations.at(-1)?.version;
+  if (version === undefined || first === undefined || newest === undefined || version < first) return;
+  if (version > newest || !migrations.some((m) => m.version === version)) throw new UnknownVersionError(version, { first, newest });
 }
 
 interface MigrationSession {
@@ -200,5 +233,9 @@ async function withMigrationLock<T>(databaseUrl: string, work: (session: Migrati
 }
 
 function label(migration: Migration): string {
-  return `${String(migration.version).padStart(6, '0')}_${migration.name}`;
+  return `${versionLabel(migration.version)}_${migration.name}`;
+}
+
+function versionLabel(version: number): string {
+  return String(version).padStart(6, '0');
 }

@@ -51,9 +51,9 @@ const outstanding = new Gauge({
   },
 });
 
-const collectFailures = new Counter({
+export const collectFailures = new Counter({
   name: 'push_metrics_collect_failures_total',
-  help: 'Scrape-time database reads that failed or timed out (the gauges then keep their last value).',
+  help: 'Scrape-time reads (PostgreSQL, Temporal visibility) that failed or timed out (the gauges then keep their last value).',
   registers: [registry],
 });
 

@@ -11,6 +11,9 @@ import { checkDatabase } from '../db/check.js';
 import { openDatabase } from '../db/verify.js';
 import type { Logger } from '../log.js';
 import { attachDatabaseGauges } from '../operations/metrics-collectors.js';
+import { attachWedgedGauge } from '../operations/wedged-gauge.js';
+import { wedgedRunsFlagged } from '../../temporal/wedged-workflows.js';
+import type { Client } from '@temporalio/client';
 import { installSdkMetrics } from '../operations/sdk-metrics.js';
 import { startOpsServer } from '../ops-server.js';
 import { createTransports } from '../transports/index.js';
@@ -35,6 +38,8 @@ export async function startWorker(config: WorkerConfig, log: Logger): Promise<Ru
   const connection = await connectWorker(config.temporal);
   const taskQueue = config.temporal.taskQueue;
   await ensureMaintenanceSchedule(temporal.client, { taskQueue });
+  const detachWedged = attachWedgedGauge(temporal.client, taskQueue);
+  await warnIfWedgedRunsUnflagged(temporal.client, log);
   const worker = await buildWorker({
     connection,
     namespace: config.temporal.namespace,
@@ -72,8 +77,24 @@ export async function startWorker(config: WorkerConfig, log: Logger): Promise<Ru
       await transports.close();
       await ops.close();
       detachGauges();
+      detachWedged();
       await pool.end();
       log.info('worker stopped');
     },
   };
+}
+
+/**
+ * A namespace where Temporal does not flag wedged runs (self-hosted, with
+ * `system.numConsecutiveWorkflowTaskProblemsToTriggerSearchAttribute` = 0) leaves
+ * `push_workflows_wedged` at 0 whatever happens: say so once, where alerts look.
+ */
+async function warnIfWedgedRunsUnflagged(client: Client, log: Logger): Promise<void> {
+  const flagged = await wedgedRunsFlagged(client).catch(() => undefined);
+  if (flagged === false) {
+    log.warn(
+      { alert: 'wedged-workflows-unflagged' },
+      "this Temporal namespace does not flag workflows whose tasks keep failing (TemporalReportedProblems): push_workflows_wedged stays 0 and push-admin wedged lists nothing; set system.numConsecutiveWorkflowTaskProblemsToTriggerSearchAttribute (default 5) in the server's dynamic config",
+    );
+  }
 }

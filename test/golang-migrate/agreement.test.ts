@@ -2,11 +2,13 @@
  * This service's `migrate` command beside the real golang-migrate — the `migrate` CLI
  * v4.20.1, built from its Go module by tools/go-tools.sh — on the dev PostgreSQL: the same
  * bookkeeping and schema, the same advisory lock (each waits for the other, seen in
- * pg_locks), the same dirty rule. The CLI reads a folder holding the host stand-in's
- * migrations and ours, as a host's migrations folder holds its own and ours.
+ * pg_locks), the same dirty rule, the same refusal of a version neither knows. The CLI reads a
+ * folder holding the host stand-in's migrations and ours, as a host's migrations folder holds
+ * its own and ours. Databases left by earlier releases (their own files, applied by the CLI)
+ * reach today's schema with either tool.
  */
-import { spawn } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -19,6 +21,7 @@ import { waitFor } from '../../devstack/daemons.js';
 import { findGoTool } from '../../devstack/tools.js';
 import { projectRoot } from '../../src/paths.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
+import { previousVersions, type PreviousVersion } from '../support/previous-versions.js';
 
 const migrateCli = findGoTool('migrate');
 const all = serviceMigrations({ withHostStandIn: true });
@@ -122,17 +125,99 @@ describe('golang-migrate and this service agree', () => {
     expect(await ours(theirs, ['up'])).toEqual({ code: 0, output: `migrate: nothing to do; version ${latest.version}\n` });
   });
 
-  it('`migrate down 1`, then ours, brings the schema back', async () => {
+  it('`migrate goto` an earlier version, then ours, brings the schema back', async () => {
     const db = await database();
     expect(await ours(db, ['up'])).toMatchObject({ code: 0 });
     const before = await schema(db);
-    const previous = all.at(-2)!;
+    // 000027's down changes the schema; 000028's and 000029's change nothing (migrations/README.md).
+    const target = 26;
 
-    expect(await golangMigrate(db, ['down', '1'])).toMatchObject({ code: 0 });
-    expect(await versions(db)).toEqual([{ version: previous.version, dirty: false }]);
+    expect(await golangMigrate(db, ['goto', String(target)])).toMatchObject({ code: 0 });
+    expect(await versions(db)).toEqual([{ version: target, dirty: false }]);
     expect(await schema(db)).not.toEqual(before);
 
-    expect(await ours(db, ['up'])).toEqual({ code: 0, output: `migrate: applied ${label(latest)}; version ${latest.version}\n` });
+    const reapplied = all.filter((m) => m.version > target).map(label);
+    expect(await ours(db, ['up'])).toEqual({ code: 0, output: `migrate: applied ${reapplied.join(', ')}; version ${latest.version}\n` });
+    expect(await schema(db)).toEqual(before);
+  });
+});
+
+describe('databases of earlier releases', () => {
+  /** `version`'s migration files (its host stand-in and its own), as that release shipped them, in one folder. */
+  function releasedSource(version: PreviousVersion): string {
+    const tree = mkdtempSync(path.join(tmpdir(), `golang-migrate-${version.name}-`));
+    execFileSync('sh', ['-c', `git -C "$ROOT" archive --format=tar "$COMMIT" migrations | tar -x -C "$DEST"`], {
+      env: { ...process.env, ROOT: projectRoot, COMMIT: version.commit, DEST: tree },
+    });
+    const flat = path.join(tree, 'flat');
+    mkdirSync(flat);
+    for (const dir of [path.join(tree, 'migrations', 'host'), path.join(tree, 'migrations')]) {
+      for (const file of readdirSync(dir).filter((f) => f.endsWith('.sql'))) copyFileSync(path.join(dir, file), path.join(flat, file));
+    }
+    sources.push(tree);
+    return flat;
+  }
+  const sources: string[] = [];
+  afterAll(() => {
+    for (const dir of sources) rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A database as `version`'s deployment left it: migrated by the host's golang-migrate with that release's files. */
+  async function migratedBy(version: PreviousVersion): Promise<{ db: TestDatabase; at: number }> {
+    const db = await database();
+    expect(await golangMigrate(db, ['up'], releasedSource(version))).toMatchObject({ code: 0 });
+    const [row] = await versions(db);
+    return { db, at: row!.version };
+  }
+
+  async function newestSchema(): Promise<string[]> {
+    const fresh = await database();
+    expect(await ours(fresh, ['up'])).toMatchObject({ code: 0 });
+    return schema(fresh);
+  }
+
+  it.each(previousVersions.map((v) => [v.name, v] as const))(
+    "%s's: ours applies what it lacks and reaches the newest schema, as golang-migrate does with today's files",
+    async (_name, version) => {
+      const expected = await newestSchema();
+
+      const viaOurs = await migratedBy(version);
+      const missing = all.filter((m) => m.version > viaOurs.at).map(label);
+      expect(missing.length).toBeGreaterThan(0);
+      expect(await ours(viaOurs.db, ['up'])).toEqual({ code: 0, output: `migrate: applied ${missing.join(', ')}; version ${latest.version}\n` });
+      expect(await schema(viaOurs.db)).toEqual(expected);
+
+      const viaTheirs = await migratedBy(version);
+      expect(await golangMigrate(viaTheirs.db, ['up'])).toMatchObject({ code: 0 });
+      expect(await versions(viaTheirs.db)).toEqual([{ version: latest.version, dirty: false }]);
+      expect(await schema(viaTheirs.db)).toEqual(expected);
+    },
+  );
+});
+
+describe('a version these migrations do not have', () => {
+  it.each([
+    ['above the newest (a newer release migrated it)', latest.version + 7],
+    ['a number with no file', 15],
+  ])('%s: both refuse in one line and apply nothing', async (_what, unknown) => {
+    const db = await database();
+    expect(await ours(db, ['up'])).toMatchObject({ code: 0 });
+    const before = await schema(db);
+    await db.pool.query(sql.unsafe`UPDATE schema_migrations SET version = ${unknown}`);
+
+    const theirs = await golangMigrate(db, ['up']);
+    expect(theirs.code).toBe(1);
+    expect(theirs.output).toMatch(new RegExp(`^error: no migration found for version ${unknown}`));
+
+    const refused = await ours(db, ['up']);
+    expect(refused).toEqual({
+      code: 1,
+      output:
+        `migrate: schema_migrations says version ${unknown}, which these migrations (000001–${String(latest.version).padStart(6, '0')}) do not have: ` +
+        'it was migrated by a newer release or by other migration files. Nothing was applied; run the release that migrated it ' +
+        '(docs/operations.md, "Upgrading")\n',
+    });
+    expect(await versions(db)).toEqual([{ version: unknown, dirty: false }]);
     expect(await schema(db)).toEqual(before);
   });
 });

@@ -107,16 +107,20 @@ describe('migrations', () => {
       '000025_maintenance_cursors_rate_limit',
       '000026_push_delivery_state',
       '000027_outage_recovery_keyset',
+      '000028_push_wake_priority',
+      '000029_push_schema_converged',
       '000030_signal_outbox',
     ]);
     const schema = { tables: await tables(db), pending: await columns(db, 'push_pending') };
 
-    const down = await migrateDown(db.url, all, 7);
+    const down = await migrateDown(db.url, all, 9);
     expect(down).toMatchObject({
       from: 30,
       to: 1,
       applied: [
         '000030_signal_outbox',
+        '000029_push_schema_converged',
+        '000028_push_wake_priority',
         '000027_outage_recovery_keyset',
         '000026_push_delivery_state',
         '000025_maintenance_cursors_rate_limit',
@@ -138,6 +142,8 @@ describe('migrations', () => {
       '000025_maintenance_cursors_rate_limit',
       '000026_push_delivery_state',
       '000027_outage_recovery_keyset',
+      '000028_push_wake_priority',
+      '000029_push_schema_converged',
       '000030_signal_outbox',
     ]);
     expect({ tables: await tables(db), pending: await columns(db, 'push_pending') }).toEqual(schema);
@@ -155,6 +161,8 @@ describe('migrations', () => {
       '000025_maintenance_cursors_rate_limit',
       '000026_push_delivery_state',
       '000027_outage_recovery_keyset',
+      '000028_push_wake_priority',
+      '000029_push_schema_converged',
       '000030_signal_outbox',
     ]);
     expect(results.every((r) => r.to === 30)).toBe(true);

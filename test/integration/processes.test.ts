@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { freePort } from '../../devstack/ports.js';
 import { serviceEnv, startProcess, waitReady } from '../support/processes.js';
+import { serviceVersion } from '../../src/version.js';
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -39,7 +40,9 @@ describe('api, worker and bridge on real PostgreSQL, NATS and Temporal', () => {
         nats: 'ok',
         temporal: 'ok',
       });
-      expect(await (await fetch(`${processes.api.url}/healthz`)).json()).toEqual({ status: 'ok' });
+      // Every process says which release it is.
+      for (const { url } of Object.values(processes))
+        expect(await (await fetch(`${url}/healthz`)).json()).toEqual({ status: 'ok', version: serviceVersion });
       const metrics = await (await fetch(`${processes.worker.url}/metrics`)).text();
       expect(metrics).toContain('process_cpu_user_seconds_total');
     } finally {

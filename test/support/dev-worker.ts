@@ -23,6 +23,13 @@ export interface DevWorker {
 
 let runtimeInstalled = false;
 
+/** The SDK's process-wide runtime, logging errors only (tests provoke failing tasks on purpose); installed once, before any worker. */
+export function quietSdkRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+}
+
 export async function connectClient(): Promise<{ client: Client; close(): Promise<void> }> {
   const connection = await Connection.connect({ address: inject('temporalAddress') });
   return { client: new Client({ connection }), close: () => connection.close() };
@@ -32,10 +39,7 @@ export async function startDevWorker(
   db: TestDatabase,
   options: { taskQueue: string; identity?: string; env?: Record<string, string> },
 ): Promise<DevWorker> {
-  if (!runtimeInstalled) {
-    runtimeInstalled = true;
-    Runtime.install({ logger: new DefaultLogger('ERROR') });
-  }
+  quietSdkRuntime();
   const config = loadConfig('worker', { DATABASE_URL: db.url, PUSH_UP_ALLOW_PRIVATE: 'true', PUSH_UP_ALLOW_HTTP: 'true', ...options.env });
   const log = createLogger({ level: 'silent', name: 'test-worker' });
   const transports: Transports = createTransports(config, log, { unifiedPushDeadlineMs: 2_000 });

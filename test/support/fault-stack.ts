@@ -14,9 +14,11 @@
  *
  *   const stack = await startFaultStack({ apps: { api: 2, worker: 2, bridge: 2 }, env: {...} });
  *   stack.kill('worker-1'); await stack.start('worker-1');
+ *   stack.useRelease(root); await stack.stop('worker-1'); await stack.start('worker-1');
  *   await stack.restartService('postgres');
  *   await stack.close();
  */
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { migrateUp } from '../../src/db/migrate.js';
@@ -54,6 +56,12 @@ export interface FaultStackOptions {
   readonly temporal?: TemporalEngine;
   /** Directory name under .dev (default `test-faults-<pid>`). */
   readonly name?: string;
+  /**
+   * The tree whose build runs the apps and applies the migrations (default this one): the
+   * upgrade tier starts a previous release's (test/support/previous-versions.ts), then
+   * `useRelease(projectRoot)` and restarts them one by one.
+   */
+  readonly release?: string;
 }
 
 export interface FaultStack {
@@ -68,6 +76,10 @@ export interface FaultStack {
   appsOf(kind: AppKind): readonly AppProcess[];
   /** SIGKILL: no handler runs, nothing is flushed. Returns once the process is gone. */
   kill(name: string): Promise<void>;
+  /** SIGTERM, as a rolling deploy stops a pod: the app drains and exits. Returns once it is gone. */
+  stop(name: string): Promise<void>;
+  /** The tree whose build later `start`s run (the release being rolled out). */
+  useRelease(root: string): void;
   /** Starts the app again (same port, same environment) and waits until it is ready. */
   start(name: string): Promise<void>;
   isRunning(name: string): boolean;
@@ -101,7 +113,9 @@ export async function startFaultStack(options: FaultStackOptions): Promise<Fault
     const services = await startBackingServices({ dir, binaries, ports, fast: true, temporal: engine });
     await ensureDatabase(services.postgres.url('postgres'), database);
     const databaseUrl = services.postgres.url(database);
-    await migrateUp(databaseUrl, serviceMigrations({ withHostStandIn: true }));
+    let release = options.release ?? projectRoot;
+    if (release === projectRoot) await migrateUp(databaseUrl, serviceMigrations({ withHostStandIn: true }));
+    else await runMigrate(release, databaseUrl);
     const taskQueue = `faults-${process.pid}`;
     const apps: AppProcess[] = [];
     const env = new Map<string, Record<string, string>>();
@@ -138,9 +152,9 @@ export async function startFaultStack(options: FaultStackOptions): Promise<Fault
       startDaemon(dir, {
         name,
         command: process.execPath,
-        args: [path.join(projectRoot, 'dist', 'src', 'bin', `${app(name).kind}.js`)],
+        args: [path.join(release, 'dist', 'src', 'bin', `${app(name).kind}.js`)],
         env: env.get(name)!,
-        cwd: projectRoot,
+        cwd: release,
       });
     const waitReady = async (name: string, timeoutMs = 60_000) => {
       const { url } = app(name);
@@ -174,6 +188,12 @@ export async function startFaultStack(options: FaultStackOptions): Promise<Fault
       async start(name) {
         launch(name);
         await waitReady(name);
+      },
+      async stop(name) {
+        if (!(await stopDaemon(dir, name, 35_000))) throw new Error(`${name} is not running`);
+      },
+      useRelease(root) {
+        release = root;
       },
       isRunning: (name) => daemonPid(dir, name) !== undefined,
       waitReady,
@@ -218,6 +238,19 @@ async function startService(
       port: ports.temporal,
     });
   } else await startTemporalDevServer({ temporal: binaries.temporal, dir, port: ports.temporal, uiPort: undefined });
+}
+
+/** A release's own `migrate up` (with the host stand-in), as its deployment ran it. */
+async function runMigrate(release: string, databaseUrl: string): Promise<void> {
+  const child = spawn(process.execPath, [path.join(release, 'dist', 'src', 'bin', 'migrate.js'), 'up', '--host-standin'], {
+    env: { PATH: '/usr/local/bin:/usr/bin:/bin', DATABASE_URL: databaseUrl },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  if (code !== 0) throw new Error(`migrate of ${release} exited ${code}: ${output}`);
 }
 
 function tail(file: string, lines: number): string {

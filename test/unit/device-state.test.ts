@@ -12,6 +12,8 @@ import type { HeldBack } from '../../workflows/wake-policy.js';
 const intervals = { minIntervalMs: 15_000, rewakeAfterMs: 900_000 };
 const s = (seconds: number) => 1_800_000_000_000 + seconds * 1_000;
 const current: PlanPatches = { deliveryControl: true, leanPlan: true };
+/** A run begun by a worker of the middle plan (escalation and the registration's end of a back-off, not yet the lean plan). */
+const middle: PlanPatches = { deliveryControl: true, escalation: true, registrationEndsBackoff: true };
 
 /** One thing that happens to the workflow at a moment (seconds). */
 type Step =
@@ -167,6 +169,21 @@ const table: Row[] = [
     { at: 3_600, reason: 'backoff' },
     { deliveryControl: true },
   ],
+  ['the middle plan: a drained signal is taken at its word (idle)', [...wokenAt0, ['drained', 5]], 6, undefined, middle],
+  [
+    'the middle plan: a DM behind a normal wake escalates at the interval end',
+    [...wokenAt0, ['refused', 5, { outstanding: true, hasPending: true, lastWokenAt: 0 }, 15]],
+    5,
+    { at: 15, reason: 'escalation' },
+    middle,
+  ],
+  [
+    "the middle plan: re-registered during a back-off, the old endpoint's back-off is forgotten",
+    [...wokenAt0, ['deferred', 0, 3_600], ['registered', 30]],
+    30,
+    { at: 30, reason: 'now' },
+    middle,
+  ],
   ['a stop: look now (the registration may be gone)', [...wokenAt0, ['stop', 40]], 40, { at: 40, reason: 'now' }],
   [
     "a claim found pending rows and no wake outstanding, yet refused (the interval not over in PostgreSQL's eyes): a second later, not at once",
@@ -189,6 +206,7 @@ describe('the re-wake alarm (lean plan)', () => {
     expect(state.timerFor(state.nextCheck(s(1))!)).toBe('alarm');
     expect(state.timerFor({ at: s(15), reason: 'interval' })).toBe('timer');
     expect(replay(wokenAt0, { deliveryControl: true }).timerFor(state.nextCheck(s(1))!)).toBe('timer');
+    expect(replay(wokenAt0, middle).timerFor(state.nextCheck(s(1))!)).toBe('timer');
   });
 
   it('is armed once for a device woken again and again: the armed one fires first, and is re-armed only then', () => {

@@ -259,6 +259,19 @@ describe('signal orderings around a drain (PostgreSQL is the truth, signals are 
 });
 
 describe('lifecycle', () => {
+  it("records the lean plan's patches at a run's start, never the middle plan's it replaced", async () => {
+    const device = await h.registerDevice();
+    await h.message(device, 10);
+    await h.untilWakes(device, 1);
+    await h.settle();
+    const { events } = await h.handle(device).fetchHistory();
+    const patches = (events ?? [])
+      .map((e) => e.markerRecordedEventAttributes)
+      .filter((m) => m?.markerName === 'core_patch')
+      .map((m) => (JSON.parse(Buffer.from(m!.details!['patch-data']!.payloads![0]!.data!).toString('utf8')) as { id: string }).id);
+    expect(patches).toEqual(['delivery-control', 'lean-plan']);
+  });
+
   it('continues as new with its state, losing no signal sent meanwhile', async () => {
     const device = await h.registerDevice({ continueAsNewAfterWakes: 2 });
     const firstRun = (await h.handle(device).describe()).runId;

@@ -3,6 +3,12 @@
  * replay on today's: a run in flight when a worker is upgraded must go on where it was, so
  * every change of plan is behind `patched()`. A history that no longer replays fails here
  * with the SDK's non-determinism error, naming the event.
+ *
+ * Each release the first release upgrades from in place (test/support/previous-versions.ts)
+ * has a history recorded by its own worker for every scenario of record.ts: every path, and
+ * every state a run can be in when the workers are replaced. `before-escalation-*` are runs
+ * begun before the middle plan, which a deployment of those releases may still hold (an idle
+ * device's run never continues as new).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,13 +16,38 @@ import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { workflowsSourcePath } from '../../temporal/worker.js';
+import { previousVersions } from '../support/previous-versions.js';
 
 const dir = new URL('histories/', import.meta.url).pathname;
 const recorded = readdirSync(dir).filter((name) => name.endsWith('.json'));
 
+/** record.ts's scenarios. */
+const scenarios = [
+  'quiet-cycles',
+  'busy-channel',
+  'dm-behind-channel-wake',
+  'deferred-sends',
+  'fcm-budget',
+  'continued-run',
+  'continued-run-first',
+  'at-wake-outstanding',
+  'at-dm-pending',
+  'at-escalation-due',
+  'at-backoff',
+  'at-registered-during-backoff',
+  'at-outage-first',
+  'at-outage-held',
+  'at-budget-held',
+  'at-misconfigured',
+  'deleted',
+];
+
 describe('histories of earlier workflow code', () => {
-  it('are there to replay', () => {
-    expect(recorded.length).toBeGreaterThanOrEqual(6);
+  it('are there to replay: every scenario, recorded by the worker of every release upgraded from', () => {
+    for (const version of previousVersions) {
+      expect(recorded.filter((name) => name.startsWith(`${version.name}-`)).sort()).toEqual(scenarios.map((s) => `${version.name}-${s}.json`).sort());
+    }
+    expect(recorded.filter((name) => name.startsWith('before-escalation-')).length).toBeGreaterThanOrEqual(6);
   });
 
   it.each(recorded)('%s replays on the current workflow', async (name) => {

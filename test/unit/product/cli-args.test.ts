@@ -71,12 +71,18 @@ describe('simulate-device arguments', () => {
 });
 
 describe('push-admin arguments', () => {
-  it('reads the three commands', () => {
+  it('reads the inspecting commands', () => {
     expect(parseAdminArgs(['device', '12', 'phone:1'])).toEqual({ command: 'device', userId: '12', deviceId: 'phone:1', json: false });
     expect(parseAdminArgs(['prune', '12', 'p', '--json'])).toEqual({ command: 'prune', userId: '12', deviceId: 'p', json: true });
     expect(parseAdminArgs(['count'])).toEqual({ command: 'count', json: false });
     expect(parseAdminArgs([])).toEqual({ command: 'help' });
     expect(parseAdminArgs(['--help'])).toEqual({ command: 'help' });
+  });
+
+  it('reads the way back: the wedged list, one restart, every wedged one', () => {
+    expect(parseAdminArgs(['wedged'])).toEqual({ command: 'wedged', json: false });
+    expect(parseAdminArgs(['restart', '12', 'p'])).toEqual({ command: 'restart', userId: '12', deviceId: 'p', json: false });
+    expect(parseAdminArgs(['restart', '--wedged', '--json'])).toEqual({ command: 'restart-wedged', json: true });
   });
 
   it.each([
@@ -85,6 +91,9 @@ describe('push-admin arguments', () => {
     [['prune', '12', ''], 'device_id must not be empty'],
     [['count', 'extra'], 'unknown or incomplete command'],
     [['drop-everything'], 'unknown or incomplete command'],
+    [['restart'], 'unknown or incomplete command'],
+    [['restart', '--wedged', '12', 'p'], 'restart takes <user_id> <device_id> or --wedged, not both'],
+    [['wedged', '--wedged'], '--wedged goes with restart only'],
   ])('refuses %j', (args, message) => {
     expect(() => parseAdminArgs(args)).toThrow(AdminUsageError);
     expect(() => parseAdminArgs(args)).toThrow(message);

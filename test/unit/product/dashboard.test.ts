@@ -8,6 +8,7 @@ import '../../../activities/metrics.js';
 import '../../../src/api/metrics.js';
 import '../../../src/bridge/metrics.js';
 import '../../../src/operations/metrics-collectors.js';
+import '../../../src/operations/wedged-gauge.js';
 import '../../../src/transports/metrics.js';
 import { registry } from '../../../src/metrics.js';
 import { dashboardMetricNames } from './dashboard-names.js';

@@ -1,0 +1,35 @@
+/**
+ * One version per release: package.json's `version` (semantic versioning) is what the Helm
+ * chart's `version` and `appVersion` say, what `/healthz` answers (src/version.ts reads it),
+ * and the newest entry of CHANGELOG.md. The image labels take it from package.json too.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { projectRoot } from '../../src/paths.js';
+import { serviceVersion } from '../../src/version.js';
+
+const read = (file: string) => readFileSync(path.join(projectRoot, file), 'utf8');
+const semver = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?$/;
+
+describe('the release version', () => {
+  it('is a semantic version, the one src/version.ts serves', () => {
+    const { version } = JSON.parse(read('package.json')) as { version: string };
+    expect(version).toMatch(semver);
+    expect(serviceVersion).toBe(version);
+    expect((JSON.parse(read('package-lock.json')) as { version: string }).version).toBe(version);
+  });
+
+  it("is the Helm chart's version and appVersion", () => {
+    const chart = parse(read('deploy/helm/zippchat-push/Chart.yaml')) as { version: string; appVersion: string };
+    expect({ version: chart.version, appVersion: chart.appVersion }).toEqual({ version: serviceVersion, appVersion: serviceVersion });
+  });
+
+  it("is CHANGELOG.md's newest entry, which says what it upgrades from", () => {
+    const entries = [...read('CHANGELOG.md').matchAll(/^## \[([^\]]+)\]/gm)].map((m) => m[1]);
+    expect(entries[0]).toBe(serviceVersion);
+    const newest = read('CHANGELOG.md').split(/^## \[/m)[1]!;
+    expect(newest).toMatch(/^### Upgrading/m);
+  });
+});
