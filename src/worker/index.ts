@@ -11,7 +11,7 @@ import { checkDatabase } from '../db/check.js';
 import { openDatabase } from '../db/verify.js';
 import type { Logger } from '../log.js';
 import { attachDatabaseGauges } from '../operations/metrics-collectors.js';
-import { installSdkMetrics } from '../operations/sdk-metrics.js';
+import { installSdkRuntime } from '../operations/sdk-runtime.js';
 import { startOpsServer } from '../ops-server.js';
 import { createTransports } from '../transports/index.js';
 import { originTagSecret } from '../transports/origin-label.js';
@@ -24,7 +24,7 @@ export interface RunningWorker {
 }
 
 export async function startWorker(config: WorkerConfig, log: Logger): Promise<RunningWorker> {
-  const sdkMetrics = installSdkMetrics(config); // before the first connection: Core's runtime is process-wide
+  const sdk = installSdkRuntime(config, log); // before the first connection: Core's runtime is process-wide
   const pool = await openDatabase(config.databaseUrl, log);
   const detachGauges = attachDatabaseGauges(pool);
   const transports = createTransports(config, log, {
@@ -59,7 +59,7 @@ export async function startWorker(config: WorkerConfig, log: Logger): Promise<Ru
     },
     log,
   );
-  log.info({ taskQueue, opsPort: ops.port, sdkMetrics }, 'worker running');
+  log.info({ taskQueue, opsPort: ops.port, sdkMetrics: sdk.metricsAddress }, 'worker running');
   return {
     opsPort: ops.port,
     async stop() {

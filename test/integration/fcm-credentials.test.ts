@@ -75,7 +75,7 @@ describe('the worker process and its FCM credentials', () => {
         .split('\n')
         .filter((line) => line.includes('"alert":"fcm-token-refresh"'));
       expect(alerts).toHaveLength(1);
-      expect(JSON.parse(alerts[0]!)).toMatchObject({ level: 50, source: 'key', status: 400, reason: 'token endpoint answered 400 invalid_grant' });
+      expect(JSON.parse(alerts[0]!)).toMatchObject({ level: 'error', source: 'key', status: 400, reason: 'token endpoint answered 400 invalid_grant' });
       expect(process.output()).not.toContain(account.privateKeyPem.split('\n')[1]);
       expect(process.output()).not.toContain('Invalid JWT Signature');
       expect((await fetch(`${url}/readyz`)).status).toBe(200);
