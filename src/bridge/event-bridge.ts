@@ -44,6 +44,8 @@ export interface EventBridgeOptions extends IntakeOptions {
 
 export interface EventBridge {
   readonly intake: Intake;
+  /** The consumer's pull loop: settles when it has ended (src/bridge/consumer.ts). */
+  readonly consumerLoop: Promise<void>;
   /** Stops pulling, finishes the events in flight; the connections stay open (they are the caller's). */
   stop(): Promise<void>;
 }
@@ -114,6 +116,7 @@ export async function startEventBridge(deps: EventBridgeDeps, options: EventBrid
   );
   return {
     intake,
+    consumerLoop: consumer.loop,
     stop: async () => {
       // Queued channel signals fail now rather than wait for the workers: their events are
       // redelivered (to another replica) and re-signal the rows they created.

@@ -16,10 +16,12 @@ import { startOpsServer } from '../ops-server.js';
 import { createTransports } from '../transports/index.js';
 import { originTagSecret } from '../transports/origin-label.js';
 import { startTransportHealth } from './transport-health.js';
-import { errorSummary } from '../error-summary.js';
+import { endedUnlessStopped } from '../lifecycle.js';
 
 export interface RunningWorker {
   readonly opsPort: number;
+  /** Why the Temporal worker stopped polling, should it stop without `stop` (src/lifecycle.ts). */
+  readonly ended: Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -46,8 +48,9 @@ export async function startWorker(config: WorkerConfig, log: Logger): Promise<Ru
     temporal: temporal.client,
   });
   const health = startTransportHealth({ pool, transports, temporal: temporal.client, taskQueue, log: log.child({ component: 'transport-health' }) });
+  let stopping = false;
   const running = worker.run();
-  running.catch((error: unknown) => log.fatal({ err: errorSummary(error) }, 'worker stopped with an error'));
+  const ended = endedUnlessStopped(running, 'the Temporal worker', () => stopping);
   const ops = await startOpsServer(
     config.http.host,
     config.workerMetricsPort,
@@ -62,9 +65,11 @@ export async function startWorker(config: WorkerConfig, log: Logger): Promise<Ru
   log.info({ taskQueue, opsPort: ops.port, sdkMetrics: sdk.metricsAddress }, 'worker running');
   return {
     opsPort: ops.port,
+    ended,
     async stop() {
       // Stop polling, let in-flight activities and workflow tasks finish, then close.
-      worker.shutdown();
+      stopping = true;
+      if (worker.getState() === 'RUNNING') worker.shutdown();
       await running.catch(() => undefined);
       await health.stop();
       await connection.close();

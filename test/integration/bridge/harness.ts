@@ -85,7 +85,7 @@ export async function bridgeHarness(): Promise<BridgeHarness> {
       );
       replicas.add(replica);
       return {
-        intake: replica.intake,
+        ...replica,
         stop: async () => {
           replicas.delete(replica);
           await replica.stop();
