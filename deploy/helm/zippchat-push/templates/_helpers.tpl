@@ -113,6 +113,18 @@ Checks of values the service would refuse at start, so that a wrong release fail
 {{- if and $v.api.autoscaling.enabled (gt (int $v.api.autoscaling.minReplicas) (int $v.api.autoscaling.maxReplicas)) -}}
 {{- fail "api.autoscaling.minReplicas must not exceed api.autoscaling.maxReplicas" -}}
 {{- end -}}
+{{- $was := $v.worker.autoscaling -}}
+{{- if $was.enabled -}}
+{{- if gt (int $was.minReplicas) (int $was.maxReplicas) -}}
+{{- fail "worker.autoscaling.minReplicas must not exceed worker.autoscaling.maxReplicas" -}}
+{{- end -}}
+{{- if not (or $was.temporalBacklog.enabled $was.pacedSignals.enabled) -}}
+{{- fail "worker.autoscaling: enable a trigger, temporalBacklog or pacedSignals" -}}
+{{- end -}}
+{{- if and $was.pacedSignals.enabled (not $was.pacedSignals.serverAddress) -}}
+{{- fail "worker.autoscaling.pacedSignals.serverAddress is required with worker.autoscaling.pacedSignals.enabled (your Prometheus, e.g. http://prometheus-operated.monitoring.svc:9090)" -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 
 {{/*
