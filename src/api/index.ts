@@ -5,6 +5,7 @@ import { once } from 'node:events';
 import type { ApiConfig } from '../config/index.js';
 import { openDatabase } from '../db/verify.js';
 import { endedUnlessStopped } from '../lifecycle.js';
+import { startTracing } from '../tracing/index.js';
 import type { Logger } from '../log.js';
 import { createTemporalClient } from '../../temporal/client.js';
 import { apiSignals, createApp } from './app.js';
@@ -18,6 +19,7 @@ export interface RunningApi {
 }
 
 export async function startApi(config: ApiConfig, log: Logger): Promise<RunningApi> {
+  const tracing = startTracing(config.tracing, 'api', log);
   const pool = await openDatabase(config.databaseUrl, log);
   const temporal = createTemporalClient(config.temporal);
   const rateLimiter = new SharedRateLimit(postgresRateLimitStore(pool), defaultRateLimit);
@@ -52,6 +54,7 @@ export async function startApi(config: ApiConfig, log: Logger): Promise<RunningA
       await rateLimiter.close();
       await temporal.close();
       await pool.end();
+      await tracing?.shutdown();
       log.info('api stopped');
     },
   };

@@ -21,6 +21,7 @@ import { createKeyedBatcher } from './keyed-batcher.js';
 import { bridgeMetrics, type EventOutcome } from './metrics.js';
 import { recordChannelEvents, type EventRecord } from './record-events.js';
 import { errorSummary } from '../error-summary.js';
+import { rememberEventContext, traceEvent, traceRecording, traceSignals } from './tracing.js';
 
 export interface RetryPolicy {
   /** Delay before the first redelivery of a failed event; doubles with each further one. */
@@ -54,7 +55,7 @@ export function createEventHandler(deps: EventHandlerDeps): (msg: JsMsg) => Prom
     bridgeMetrics.inFlight.inc();
     const heartbeat = setInterval(() => msg.working(), Math.max(1_000, Math.floor(deps.ackWaitMs / 3)));
     try {
-      const outcome = await settle(deps, record, msg);
+      const outcome = await traceEvent(msg, () => settle(deps, record, msg));
       bridgeMetrics.events.inc({ outcome });
     } finally {
       clearInterval(heartbeat);
@@ -74,6 +75,7 @@ async function settle(deps: EventHandlerDeps, record: (event: MessageEvent) => P
     return 'malformed';
   }
   const event = parsed.event;
+  rememberEventContext(event);
   bridgeMetrics.lag.observe(Math.max(0, (Date.now() - event.createdAt.getTime()) / 1_000));
   try {
     const outcome = await record(event);
@@ -99,10 +101,12 @@ async function settle(deps: EventHandlerDeps, record: (event: MessageEvent) => P
 
 async function recordAndSignal(deps: EventHandlerDeps, channelId: string, events: readonly MessageEvent[]): Promise<readonly EventRecord[]> {
   bridgeMetrics.batchSize.observe(events.length);
-  const recorded = await recordChannelEvents(deps.pool, channelId, events);
+  const recorded = await traceRecording(events, (traceparent) => recordChannelEvents(deps.pool, channelId, events, traceparent));
   bridgeMetrics.pendingRows.inc({ change: 'created' }, recorded.rowsCreated);
   bridgeMetrics.pendingRows.inc({ change: 'updated' }, recorded.rowsUpdated);
-  const signalled = await signalRegistrations(deps.pool, deps.signals, recorded.registrationsToSignal, recorded.serverId);
+  const signalled = await traceSignals(events, recorded.registrationsToSignal.length, () =>
+    signalRegistrations(deps.pool, deps.signals, recorded.registrationsToSignal, recorded.serverId),
+  );
   deps.log.debug({ channelId, messageIds: events.map((e) => e.messageId), records: recorded.records, signalled }, 'MESSAGE_CREATE events recorded');
   return recorded.records;
 }

@@ -11,6 +11,7 @@ import { endedUnlessStopped } from '../lifecycle.js';
 import { StartupError } from '../startup-error.js';
 import type { Logger } from '../log.js';
 import { startOpsServer } from '../ops-server.js';
+import { startTracing } from '../tracing/index.js';
 import { createTemporalClient } from '../../temporal/client.js';
 import { startEventBridge } from './event-bridge.js';
 import { describeNatsFailure, natsConnectionOptions } from './nats-connection.js';
@@ -23,6 +24,7 @@ export interface RunningBridge {
 }
 
 export async function startBridge(config: BridgeConfig, log: Logger): Promise<RunningBridge> {
+  const tracing = startTracing(config.tracing, 'bridge', log);
   const pool = await openDatabase(config.databaseUrl, log);
   const temporal = createTemporalClient(config.temporal);
   const nc = await connect(natsConnectionOptions(config.nats, 'zippchat-push-bridge')).catch((error: unknown) => {
@@ -62,6 +64,7 @@ export async function startBridge(config: BridgeConfig, log: Logger): Promise<Ru
       await temporal.close();
       await ops.close();
       await pool.end();
+      await tracing?.shutdown();
       log.info('bridge stopped');
     },
   };

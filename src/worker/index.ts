@@ -16,6 +16,8 @@ import { startOpsServer } from '../ops-server.js';
 import { createTransports } from '../transports/index.js';
 import { originTagSecret } from '../transports/origin-label.js';
 import { startTransportHealth } from './transport-health.js';
+import { startTracing } from '../tracing/index.js';
+import { pendingRowTraces } from '../../activities/message-traces.js';
 import { endedUnlessStopped } from '../lifecycle.js';
 
 export interface RunningWorker {
@@ -27,6 +29,7 @@ export interface RunningWorker {
 
 export async function startWorker(config: WorkerConfig, log: Logger): Promise<RunningWorker> {
   const sdk = installSdkRuntime(config, log); // before the first connection: Core's runtime is process-wide
+  const tracing = startTracing(config.tracing, 'worker', log);
   const pool = await openDatabase(config.databaseUrl, log);
   const detachGauges = attachDatabaseGauges(pool);
   const transports = createTransports(config, log, {
@@ -46,6 +49,7 @@ export async function startWorker(config: WorkerConfig, log: Logger): Promise<Ru
     policy: config.wakePolicy,
     transports,
     temporal: temporal.client,
+    ...(tracing === undefined ? {} : { tracing, messageTraces: pendingRowTraces(pool) }),
   });
   const health = startTransportHealth({ pool, transports, temporal: temporal.client, taskQueue, log: log.child({ component: 'transport-health' }) });
   let stopping = false;
@@ -78,6 +82,7 @@ export async function startWorker(config: WorkerConfig, log: Logger): Promise<Ru
       await ops.close();
       detachGauges();
       await pool.end();
+      await tracing?.shutdown();
       log.info('worker stopped');
     },
   };

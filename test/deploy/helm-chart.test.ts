@@ -579,6 +579,18 @@ describe('what the docs describe, shipped for the cluster: alerts, dashboard, Ne
     expect(rendered.map((r) => r.labels)).toEqual(fileRules().map((r) => r.labels));
   });
 
+  it('api, worker and bridge export their spans to the collector given, sampling the share given; migrate never', () => {
+    const v = views(set);
+    for (const process of ['api', 'worker', 'bridge'] as const) {
+      expect(v[process].env, process).toMatchObject({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector.observability.svc:4318',
+        OTEL_TRACES_SAMPLER_ARG: '0.25',
+      });
+    }
+    expect(Object.keys(v.migrate.env)).not.toContain('OTEL_EXPORTER_OTLP_ENDPOINT');
+    expect(Object.keys(views('all secrets').worker.env)).not.toContain('OTEL_EXPORTER_OTLP_ENDPOINT');
+  });
+
   it("the dashboard ConfigMap holds docs/grafana-dashboard.json as it is, with the sidecar's label, where the sidecar looks", () => {
     const configMap = objects(set).find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'push-zippchat-push-dashboard') as K8sObject & {
       data: Record<string, string>;
