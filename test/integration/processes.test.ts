@@ -10,7 +10,7 @@ import { Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { freePort } from '../../devstack/ports.js';
-import { serviceEnv, startProcess, waitReady } from '../support/processes.js';
+import { nonJsonLines, serviceEnv, startProcess, waitReady } from '../support/processes.js';
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -109,9 +109,8 @@ describe('a process whose essential loop ends', () => {
       ]);
       clearTimeout(timer);
       expect(code, worker.output()).toBe(1);
+      expect(nonJsonLines(worker.output()), 'every line the worker wrote is JSON').toEqual([]);
       const lines = worker.output().trim().split('\n');
-      const unparsed = lines.filter((line) => !isJsonObject(line));
-      expect(unparsed, 'every line the worker wrote is JSON').toEqual([]);
       const fatal = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.level === 'fatal');
       expect(fatal?.msg).toMatch(/^worker cannot go on: the Temporal worker (ended|failed)/);
     } finally {
@@ -124,15 +123,6 @@ describe('a process whose essential loop ends', () => {
 function temporalCli(args: readonly string[]): void {
   const result = spawnSync(inject('temporalCli'), [...args, '--address', inject('temporalAddress')], { encoding: 'utf8', timeout: 60_000 });
   if (result.status !== 0) throw new Error(`temporal ${args.join(' ')}: ${result.stderr || result.stdout}`);
-}
-
-function isJsonObject(line: string): boolean {
-  try {
-    const parsed: unknown = JSON.parse(line);
-    return typeof parsed === 'object' && parsed !== null;
-  } catch {
-    return false;
-  }
 }
 
 /** Listens on `port` and pipes every connection to `target` (host:port). */

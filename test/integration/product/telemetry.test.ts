@@ -33,7 +33,7 @@ import { spanAttribute } from '../../../src/tracing/redact.js';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
 import { hostFixtures, nextId } from '../../support/host-fixtures.js';
 import { signDeviceToken, testJwtSecret } from '../../support/jwt.js';
-import { serviceEnv, startProcess, waitReady, type RunningProcess } from '../../support/processes.js';
+import { nonJsonLines, serviceEnv, startProcess, waitReady, type RunningProcess } from '../../support/processes.js';
 
 interface ReceivedSpan {
   readonly service: string;
@@ -130,12 +130,31 @@ async function publishDm(channelId: string, authorId: string): Promise<{ traceId
   return { traceId, parentSpanId, messageId };
 }
 
+/** A DM from a new user to a new user's phone, published in the chat server's trace, once its wake arrived. */
+async function dmToPhone(deviceId: string, register: boolean) {
+  const host = hostFixtures(db.pool);
+  const [alice, recipient] = await host.users(2);
+  const dm = await host.dm([alice!, recipient!]);
+  secrets.push(dm);
+  const recipientPhone = await phone(recipient!, deviceId, register);
+  const message = await publishDm(dm, alice!);
+  await waitFor('the wake', async () => distributor.received.some((m) => m.endpoint === recipientPhone.endpoint), 60_000);
+  return { ...recipientPhone, message };
+}
+
 async function drain(token: string, requestId: string): Promise<Response> {
   return fetch(`${urls.api}/api/push/drain`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'x-request-id': requestId } });
 }
 
 const spansOf = (traceId: string) => receiver.spans.filter((s) => s.traceId === traceId);
 const names = (traceId: string) => new Set(spansOf(traceId).map((s) => s.name));
+
+/** Waits until the receiver has spans of these names in the trace (the processes export every 2 s). */
+async function traceHolding(traceId: string, expected: readonly string[]): Promise<void> {
+  await waitFor(`the spans of trace ${traceId}`, async () => expected.every((name) => names(traceId).has(name)), 60_000).catch((error: unknown) => {
+    throw new Error(`${String(error)}; received: ${[...names(traceId)].join(', ')}; problems: ${receiver.problems.join('; ')}`);
+  });
+}
 
 /** Every span's parent is the chat server's span or another span of the trace. */
 function unconnected(traceId: string, rootParent: string): string[] {
@@ -144,36 +163,18 @@ function unconnected(traceId: string, rootParent: string): string[] {
   return spans.filter((s) => s.parentSpanId !== rootParent && !ids.has(s.parentSpanId)).map((s) => `${s.service} ${s.name}`);
 }
 
+/** The bridge's spans of a DM (its signal-with-start unpaced), and the wake's, to the drain. */
+const bridgeSpans = ['push.bridge.event', 'push.record', 'push.signal', 'SignalWithStartWorkflow:registrationWorkflow'];
+const wakeSpans = ['push.claim', 'push.send', 'push.provider', 'push.drain'];
+
 describe('one message, traced end to end', () => {
   it('a DM to a registered phone is one connected trace, from the bridge to the drain that took it', async () => {
-    const host = hostFixtures(db.pool);
-    const [alice, bob] = await host.users(2);
-    const dm = await host.dm([alice!, bob!]);
-    secrets.push(dm);
-    const bobPhone = await phone(bob!, 'bob-phone', true);
-
-    const message = await publishDm(dm, alice!);
-    await waitFor('the wake', async () => distributor.received.some((m) => m.endpoint === bobPhone.endpoint), 60_000);
-    const response = await drain(bobPhone.token, 'edge-7f3a91c2');
+    const { token, message } = await dmToPhone('bob-phone', true);
+    const response = await drain(token, 'edge-7f3a91c2');
     expect(response.status).toBe(200);
     expect(response.headers.get('x-request-id')).toBe('edge-7f3a91c2');
 
-    const expected = [
-      'push.bridge.event',
-      'push.record',
-      'push.signal',
-      'SignalWithStartWorkflow:registrationWorkflow',
-      'HandleSignal:pending',
-      'push.claim',
-      'push.send',
-      'push.provider',
-      'push.drain',
-    ];
-    await waitFor(`the spans of trace ${message.traceId}`, async () => expected.every((name) => names(message.traceId).has(name)), 60_000).catch(
-      (error: unknown) => {
-        throw new Error(`${String(error)}; received: ${[...names(message.traceId)].join(', ')}; problems: ${receiver.problems.join('; ')}`);
-      },
-    );
+    await traceHolding(message.traceId, [...bridgeSpans, 'HandleSignal:pending', ...wakeSpans]);
     expect(unconnected(message.traceId, message.parentSpanId)).toEqual([]);
     const byName = new Map(spansOf(message.traceId).map((s) => [s.name, s]));
     expect(byName.get('push.bridge.event')?.parentSpanId).toBe(message.parentSpanId);
@@ -188,38 +189,22 @@ describe('one message, traced end to end', () => {
   });
 
   it("a DM that starts its device's workflow also carries Temporal's run and activity spans", async () => {
-    const host = hostFixtures(db.pool);
-    const [alice, carol] = await host.users(2);
-    const dm = await host.dm([alice!, carol!]);
-    secrets.push(dm);
-    const carolPhone = await phone(carol!, 'carol-phone', false);
-
-    const message = await publishDm(dm, alice!);
-    await waitFor('the wake', async () => distributor.received.some((m) => m.endpoint === carolPhone.endpoint), 60_000);
+    const carolPhone = await dmToPhone('carol-phone', false);
+    const message = carolPhone.message;
     expect((await drain(carolPhone.token, 'edge-0b1c2d3e')).status).toBe(200);
     // The run's span ends with the run: the registration goes, its workflow ends.
     expect(
       (await fetch(`${urls.api}/api/push/registration`, { method: 'DELETE', headers: { authorization: `Bearer ${carolPhone.token}` } })).status,
     ).toBe(204);
 
-    const expected = [
-      'push.bridge.event',
-      'SignalWithStartWorkflow:registrationWorkflow',
+    const temporalRun = [
       'RunWorkflow:registrationWorkflow',
       'StartActivity:claimWake',
       'RunActivity:claimWake',
       'StartActivity:sendWake',
       'RunActivity:sendWake',
-      'push.claim',
-      'push.send',
-      'push.provider',
-      'push.drain',
     ];
-    await waitFor(`the spans of trace ${message.traceId}`, async () => expected.every((name) => names(message.traceId).has(name)), 60_000).catch(
-      (error: unknown) => {
-        throw new Error(`${String(error)}; received: ${[...names(message.traceId)].join(', ')}; problems: ${receiver.problems.join('; ')}`);
-      },
-    );
+    await traceHolding(message.traceId, [...bridgeSpans, ...temporalRun, ...wakeSpans]);
     expect(unconnected(message.traceId, message.parentSpanId)).toEqual([]);
     // Our claim is linked to Temporal's activity span it ran in.
     const claim = spansOf(message.traceId).find((s) => s.name === 'push.claim')!;
@@ -250,9 +235,8 @@ describe('one message, traced end to end', () => {
 describe('every line is JSON', () => {
   it('each process writes JSON lines only, with the level as a label; the api logs each request with its id', () => {
     for (const { name, process } of processes) {
+      expect(nonJsonLines(process.output()), `${name}: lines that are not JSON`).toEqual([]);
       const lines = process.output().trim().split('\n');
-      const unparsed = lines.filter((line) => !isJsonObject(line));
-      expect(unparsed, `${name}: lines that are not JSON`).toEqual([]);
       const levels = new Set(lines.map((line) => (JSON.parse(line) as { level: unknown }).level));
       for (const level of levels) expect(['trace', 'debug', 'info', 'warn', 'error', 'fatal'], `${name}: level ${String(level)}`).toContain(level);
     }
@@ -268,15 +252,6 @@ describe('every line is JSON', () => {
     expect(access).toMatchObject({ level: 'info', msg: 'request', method: 'POST', route: '/api/push/drain', status: 200 });
   });
 });
-
-function isJsonObject(line: string): boolean {
-  try {
-    const parsed: unknown = JSON.parse(line);
-    return typeof parsed === 'object' && parsed !== null;
-  } catch {
-    return false;
-  }
-}
 
 // --- A loopback OTLP/HTTP receiver (JSON) ---------------------------------------------------
 
