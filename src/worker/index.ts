@@ -6,6 +6,7 @@
 import { createTemporalClient } from '../../temporal/client.js';
 import { ensureMaintenanceSchedule } from '../../temporal/schedule.js';
 import { buildWorker, connectWorker } from '../../temporal/worker.js';
+import type { Worker } from '@temporalio/worker';
 import type { WorkerConfig } from '../config/index.js';
 import { checkDatabase } from '../db/check.js';
 import { openDatabase } from '../db/verify.js';
@@ -19,6 +20,8 @@ import { startTransportHealth } from './transport-health.js';
 import { startTracing } from '../tracing/index.js';
 import { pendingRowTraces } from '../../activities/message-traces.js';
 import { endedUnlessStopped } from '../lifecycle.js';
+import { withTimeout } from '../with-timeout.js';
+import { errorSummary } from '../error-summary.js';
 
 export interface RunningWorker {
   readonly opsPort: number;
@@ -54,7 +57,9 @@ export async function startWorker(config: WorkerConfig, log: Logger): Promise<Ru
   const health = startTransportHealth({ pool, transports, temporal: temporal.client, taskQueue, log: log.child({ component: 'transport-health' }) });
   let stopping = false;
   const running = worker.run();
-  const ended = endedUnlessStopped(running, 'the Temporal worker', () => stopping);
+  const watch = watchState(worker, () => stopping);
+  // run() settles once the worker has shut down, which a failed worker may take long to do: its state says so at once.
+  const ended = Promise.race([endedUnlessStopped(running, 'the Temporal worker', () => stopping), watch.left]);
   const ops = await startOpsServer(
     config.http.host,
     config.workerMetricsPort,
@@ -73,10 +78,17 @@ export async function startWorker(config: WorkerConfig, log: Logger): Promise<Ru
     async stop() {
       // Stop polling, let in-flight activities and workflow tasks finish, then close.
       stopping = true;
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-      await running.catch(() => undefined);
+      watch.stop();
+      const wasRunning = worker.getState() === 'RUNNING';
+      if (wasRunning) worker.shutdown();
+      // A worker that failed may never settle run(): what it opened is closed all the same, a little later.
+      await (wasRunning ? running : withTimeout(running, 5_000)).catch(() => undefined);
       await health.stop();
-      await connection.close();
+      // A failed worker that never settled holds the connection: closing it then fails, and the process exits anyway.
+      await connection.close().catch((error: unknown) => {
+        if (wasRunning) throw error;
+        log.warn({ err: errorSummary(error) }, 'the Temporal connection is still held by the failed worker; leaving it to the exit');
+      });
       await temporal.close();
       await transports.close();
       await ops.close();
@@ -86,4 +98,22 @@ export async function startWorker(config: WorkerConfig, log: Logger): Promise<Ru
       log.info('worker stopped');
     },
   };
+}
+
+/**
+ * Settles `left` with a reason once the Temporal worker is no longer RUNNING without `stopped()`
+ * (it FAILED, or shuts down by itself), looking once a second.
+ */
+function watchState(worker: Pick<Worker, 'getState'>, stopped: () => boolean): { readonly left: Promise<string>; stop(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  const left = new Promise<string>((resolve) => {
+    timer = setInterval(() => {
+      const state = worker.getState();
+      if (stopped() || state === 'RUNNING' || state === 'INITIALIZED') return;
+      clearInterval(timer);
+      resolve(`the Temporal worker is ${state}`);
+    }, 1_000);
+    timer.unref();
+  });
+  return { left, stop: () => clearInterval(timer) };
 }
