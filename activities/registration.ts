@@ -27,6 +27,7 @@ import {
 import { fcmWakesHeldBack, messageToWake, prunes, rateLimitBackoffs, wakes } from './metrics.js';
 import { transportNameSchema, type BackoffCause, type TransportName, type WakePriority } from '../src/domain.js';
 import { errorSummary } from '../src/error-summary.js';
+import { traceClaim, traceProviderCall, traceSend, type ClaimAnswer, type MessageTraces } from './message-traces.js';
 
 /** Consecutive counted failures after which a registration is pruned (docs/design.md, Pruning). */
 export const maxConsecutiveFailures = 10;
@@ -57,6 +58,8 @@ export interface RegistrationActivityDeps {
   readonly log: Logger;
   readonly policy: WakePolicy;
   readonly transports: WakeSender;
+  /** With tracing on: where a wake's spans join its message's trace (message-traces.ts). */
+  readonly messageTraces?: MessageTraces;
 }
 
 export interface ClaimInput {
@@ -179,6 +182,13 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
    * succeed, and why not now) comes from `wakeVerdict` itself.
    */
   async function claimWake(input: ClaimInput): Promise<ClaimResult> {
+    const startedAt = Date.now();
+    const result = await claimWakeUntraced(input);
+    await traceClaim(deps.messageTraces, claimAnswer(result), startedAt);
+    return result;
+  }
+
+  async function claimWakeUntraced(input: ClaimInput): Promise<ClaimResult> {
     const now = new Date(input.now).toISOString();
     const wokenAt = input.wokenAt === undefined ? null : new Date(input.wokenAt).toISOString();
     const row = await pool.transaction(async (tx) => {
@@ -281,6 +291,10 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
    * under a transport, and this activity counts each wake once (`wakes`).
    */
   async function sendWake(input: SendInput): Promise<SendResult> {
+    return traceSend(deps.messageTraces, input.registrationId, () => sendWakeGuarded(input));
+  }
+
+  async function sendWakeGuarded(input: SendInput): Promise<SendResult> {
     try {
       return await sendWakeUnguarded(input);
     } catch (error) {
@@ -307,7 +321,9 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
       auth: row.up_auth,
     };
     const signal = cancellationSignal();
-    const outcome = await deps.transports.send(registration, input.priority, now, signal);
+    const outcome = await traceProviderCall(registration.transport, input.priority, () =>
+      deps.transports.send(registration, input.priority, now, signal),
+    );
     // Cancelled (its attempt timed out, the worker shuts down): Temporal runs the next attempt
     // or none; this one writes nothing, so that two attempts never record at once.
     if (signal?.aborted === true) throw new CancelledFailure('send cancelled: nothing recorded');
@@ -416,6 +432,19 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
   }
 
   return { claimWake, sendWake };
+}
+
+/** What a claim's span says of it (message-traces.ts). */
+function claimAnswer(result: ClaimResult): ClaimAnswer {
+  if (result.status === 'gone') return { status: 'gone' };
+  const heldBack = result.status === 'not-claimed' ? result.heldBack : undefined;
+  return {
+    status: result.status,
+    registrationId: result.registrationId,
+    priority: result.priority,
+    transport: result.transport,
+    ...(heldBack === undefined ? {} : { heldBack }),
+  };
 }
 
 /** A wake that did not go through, as `deferWake` records it. */

@@ -12,9 +12,13 @@ runService('all', async () => {
   const worker = await startWorker(config, logger('worker'));
   const bridge = await startBridge(config, logger('bridge'));
   const api = await startApi(config, logger('api'));
-  return async () => {
-    await api.stop();
-    await bridge.stop();
-    await worker.stop();
+  return {
+    async stop() {
+      await api.stop();
+      await bridge.stop();
+      await worker.stop();
+    },
+    ended: Promise.race([api.ended, bridge.ended, worker.ended]),
+    log: logger('all'),
   };
 });

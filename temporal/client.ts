@@ -6,6 +6,7 @@
 import { Client, Connection } from '@temporalio/client';
 import type { TemporalSettings } from '../src/config/index.js';
 import { explainTemporalFailure, temporalConnectionOptions } from './connection.js';
+import { tracedClientInterceptor } from './tracing.js';
 
 export type TemporalClientOptions = Pick<TemporalSettings, 'address' | 'namespace' | 'tls' | 'apiKey'>;
 
@@ -25,7 +26,8 @@ export interface TemporalHandle {
 
 export function createTemporalClient(options: TemporalClientOptions): TemporalHandle {
   const connection = Connection.lazy({ ...temporalConnectionOptions(options), connectTimeout: 5_000 });
-  const client = new Client({ connection, namespace: options.namespace });
+  // Calls made inside a recording span carry its trace to the workflow (temporal/tracing.ts).
+  const client = new Client({ connection, namespace: options.namespace, interceptors: { workflow: [tracedClientInterceptor()] } });
   const inFlight = new Set<Promise<unknown>>();
 
   const withDeadline = <T>(timeoutMs: number, call: () => Promise<T>): Promise<T> => {

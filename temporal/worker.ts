@@ -12,7 +12,9 @@ import { projectRoot } from '../src/paths.js';
 import { StartupError } from '../src/startup-error.js';
 import { withTimeout } from '../src/with-timeout.js';
 import { explainTemporalFailure, temporalConnectionOptions } from './connection.js';
+import { tracedActivityInterceptors, workflowSpanSinks, workflowTracingModulePath } from './tracing.js';
 import { createActivities, type ActivityDeps } from '../activities/index.js';
+import type { Tracing } from '../src/tracing/index.js';
 
 export const workflowsSourcePath = path.join(projectRoot, 'workflows', 'index.ts');
 export const workflowBundlePath = path.join(projectRoot, 'dist', 'workflow-bundle.js');
@@ -26,13 +28,15 @@ export interface CreateWorkerOptions {
   readonly overrides?: Partial<WorkerOptions>;
   /** Bundle the workflows from source even when a prebuilt bundle exists (tests of the code as it is now). */
   readonly fromSource?: boolean;
+  /** Where the spans of traced workflows and activities go (temporal/tracing.ts); none: dropped. */
+  readonly tracing?: Tracing;
 }
 
 /** The registration worker: `createWorker` with this service's activities, built from their dependencies. */
 export interface BuildWorkerOptions extends ActivityDeps, Omit<CreateWorkerOptions, 'activities' | 'taskQueue'> {}
 
 export async function buildWorker(options: BuildWorkerOptions): Promise<Worker> {
-  const { connection, namespace, overrides, fromSource, ...deps } = options;
+  const { connection, namespace, overrides, fromSource, tracing, ...deps } = options;
   return createWorker({
     connection,
     namespace,
@@ -40,8 +44,12 @@ export async function buildWorker(options: BuildWorkerOptions): Promise<Worker> 
     activities: createActivities(deps),
     ...(overrides === undefined ? {} : { overrides }),
     ...(fromSource === undefined ? {} : { fromSource }),
+    ...(tracing === undefined ? {} : { tracing }),
   });
 }
+
+/** The workflow interceptor modules of every bundle: the prebuilt one holds them, a bundle from source is given them. */
+export const workflowInterceptorModules: readonly string[] = [workflowTracingModulePath];
 
 export async function createWorker(options: CreateWorkerOptions): Promise<Worker> {
   const workflows: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> =
@@ -53,6 +61,11 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     ...workflows,
+    interceptors: {
+      activity: [tracedActivityInterceptors],
+      ...('workflowsPath' in workflows ? { workflowModules: [...workflowInterceptorModules] } : {}),
+    },
+    sinks: workflowSpanSinks(options.tracing),
     activities: options.activities,
     // Each cached registration workflow costs memory; the default grows with the heap.
     maxCachedWorkflows: 2_000,

@@ -43,6 +43,8 @@ export interface GceMetadataOptions {
   readonly serviceAccount: string;
   /** `expires_in` of issued tokens (GKE: up to 3599, counting down as the cached token ages). */
   readonly expiresInSeconds?: number;
+  /** The loopback port to listen on (a free one by default): a server that comes up where a worker already looks. */
+  readonly port?: number;
 }
 
 const tokenPath = '/computeMetadata/v1/instance/service-accounts/default/token';
@@ -78,7 +80,7 @@ export async function startGceMetadata(options: GceMetadataOptions): Promise<Fak
     return text(response, 404, 'Not Found');
   };
 
-  const server = await startServer(handle);
+  const server = await startServer(handle, '127.0.0.1', options.port ?? 0);
   return {
     host: new URL(server.url).host,
     tokens,

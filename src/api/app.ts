@@ -18,6 +18,7 @@ import { authenticate, createBearerVerifier, type AuthenticatedState } from './a
 import { errorSummary } from '../error-summary.js';
 import { ApiError, fromHttpError } from './errors.js';
 import { requestDuration } from './metrics.js';
+import { requestLog, routeOf } from './request-log.js';
 import { defaultRateLimit, postgresRateLimitStore, rateLimitPerUser, SharedRateLimit, type RateLimitOptions } from './rate-limit.js';
 import { keyRoutes } from './routes/keys.js';
 import { pushRoutes } from './routes/push.js';
@@ -46,6 +47,7 @@ export function createApp(deps: ApiDeps): Koa {
   // Errors are answered by errorMiddleware; what still reaches Koa (a client that hung up
   // mid-response) goes to the log rather than stderr.
   app.on('error', (error: unknown) => deps.log.debug({ err: errorSummary(error) }, 'request stream error'));
+  app.use(requestLog(deps.log));
   app.use(measureLatency());
   app.use(errorMiddleware(deps.log));
   app.use(unanswered);
@@ -118,8 +120,7 @@ function measureLatency(): Koa.Middleware {
     try {
       await next();
     } finally {
-      const route = (ctx as { _matchedRoute?: unknown })._matchedRoute;
-      end({ route: typeof route === 'string' ? route : 'unmatched', method: ctx.method, status: String(ctx.status) });
+      end({ route: routeOf(ctx), method: ctx.method, status: String(ctx.status) });
     }
   };
 }
@@ -136,10 +137,7 @@ function errorMiddleware(log: Logger): Koa.Middleware {
         ctx.body = { error: apiError.code, message: apiError.message };
         return;
       }
-      log.error(
-        { err: errorSummary(error), method: ctx.method, route: (ctx as { _matchedRoute?: unknown })._matchedRoute },
-        'unhandled error in request',
-      );
+      log.error({ err: errorSummary(error), reqId: ctx.state.requestId, method: ctx.method, route: routeOf(ctx) }, 'unhandled error in request');
       ctx.status = 500;
       ctx.body = { error: 'internal', message: 'internal error' };
     }

@@ -3,12 +3,15 @@
  * device (`DELETE … RETURNING`, so two concurrent drains never get the same row) and clear
  * its outstanding wake. Rows for channels the caller may no longer see — left the DM, lost
  * ViewChannel, channel gone — are deleted but not returned: a drain never reveals a channel.
+ * Each row a traced message left (its `trace_parent`, migration 000032) ends that message's
+ * trace with a `push.drain` span (docs/operations.md, "Tracing one message").
  */
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../db/pool.js';
 import { channelViewers } from '../db/permissions.js';
 import type { DeviceIdentity } from '../domain.js';
+import { contextOfTraceparent, recordPastSpan, spanAttribute } from '../tracing/spans.js';
 
 export interface DrainItem {
   readonly channel_id: string;
@@ -26,13 +29,16 @@ const pendingRow = z.object({
   first_message_id: z.string(),
   first_at: z.date(),
   last_message_id: z.string(),
+  trace_parent: z.string().nullable(),
 });
 
 const visibleChannel = z.object({ channel_id: z.string(), server_id: z.string().nullable(), is_dm: z.boolean() });
 
 /** The drained items, DMs first, then oldest first; null when the device has no registration. */
 export async function drainPending(pool: DatabasePool, device: DeviceIdentity): Promise<DrainItem[] | null> {
-  return pool.transaction(async (tx) => {
+  const startedAt = Date.now();
+  let taken: readonly z.infer<typeof pendingRow>[] = [];
+  const items = await pool.transaction(async (tx) => {
     const registration = await tx.maybeOne(sql.type(z.object({ id: z.string() }))`
       UPDATE push_registrations SET wake_outstanding = false
       WHERE user_id = ${device.userId} AND device_id = ${device.deviceId}
@@ -41,8 +47,9 @@ export async function drainPending(pool: DatabasePool, device: DeviceIdentity): 
     if (registration === null) return null;
     const drained = await tx.any(sql.type(pendingRow)`
       DELETE FROM push_pending WHERE registration_id = ${registration.id}
-      RETURNING channel_id, message_count, first_message_id, first_at, last_message_id
+      RETURNING channel_id, message_count, first_message_id, first_at, last_message_id, trace_parent
     `);
+    taken = drained;
     if (drained.length === 0) return [];
     const visible = await tx.any(sql.type(visibleChannel)`
       SELECT DISTINCT channel_id, server_id, is_dm FROM (${channelViewers(
@@ -52,6 +59,18 @@ export async function drainPending(pool: DatabasePool, device: DeviceIdentity): 
     `);
     return joinVisible(drained, visible);
   });
+  traceDrain(taken, startedAt);
+  return items;
+}
+
+/** One `push.drain` span in each traced message's trace the drain took rows of (committed). */
+function traceDrain(rows: readonly z.infer<typeof pendingRow>[], startedAt: number): void {
+  const byTrace = new Map<string, number>();
+  for (const row of rows) if (row.trace_parent !== null) byTrace.set(row.trace_parent, (byTrace.get(row.trace_parent) ?? 0) + 1);
+  for (const [traceparent, count] of byTrace) {
+    const parent = contextOfTraceparent(traceparent);
+    if (parent !== undefined) recordPastSpan('push.drain', parent, startedAt, { [spanAttribute.rows]: count });
+  }
 }
 
 function joinVisible(drained: readonly z.infer<typeof pendingRow>[], visible: readonly z.infer<typeof visibleChannel>[]): DrainItem[] {

@@ -4,9 +4,14 @@
  */
 import { writeFileSync } from 'node:fs';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { workflowBundlePath, workflowsSourcePath } from '../../temporal/worker.js';
+import { workflowBundlePath, workflowInterceptorModules, workflowsSourcePath } from '../../temporal/worker.js';
 
-const { code } = await bundleWorkflowCode({ workflowsPath: workflowsSourcePath, logger: quietLogger() });
+// The interceptors (temporal/workflow-tracing.ts) go in with the workflows: a prebuilt bundle cannot take them later.
+const { code } = await bundleWorkflowCode({
+  workflowsPath: workflowsSourcePath,
+  workflowInterceptorModules: [...workflowInterceptorModules],
+  logger: quietLogger(),
+});
 writeFileSync(workflowBundlePath, code);
 
 function quietLogger() {

@@ -29,6 +29,8 @@ export interface ConsumerLoopOptions {
 }
 
 export interface RunningConsumer {
+  /** Settles when the pull loop has ended: after `stop()`, or by itself (it never should). */
+  readonly loop: Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -94,6 +96,7 @@ export async function startConsumerLoop(
   })();
 
   return {
+    loop,
     async stop() {
       stopping = true;
       stopped.abort();

@@ -49,6 +49,8 @@ export interface EventBridgeOptions extends IntakeOptions {
 export interface EventBridge {
   readonly intake: Intake;
   readonly signaller: Signaller;
+  /** The consumer's pull loop: settles when it has ended (src/bridge/consumer.ts). */
+  readonly consumerLoop: Promise<void>;
   /** Stops pulling, finishes the events in flight, stops the signaller; the connections stay open (they are the caller's). */
   stop(): Promise<void>;
 }
@@ -112,6 +114,7 @@ export async function startEventBridge(deps: EventBridgeDeps, options: EventBrid
   return {
     intake,
     signaller,
+    consumerLoop: consumer.loop,
     stop: async () => {
       await consumer.stop();
       // What the signaller did not send stays owed: a standby replica's signaller takes over.

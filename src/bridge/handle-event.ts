@@ -23,6 +23,7 @@ import { createKeyedBatcher } from './keyed-batcher.js';
 import { bridgeMetrics, type EventOutcome } from './metrics.js';
 import { recordChannelEvents, type EventRecord } from './record-events.js';
 import { errorSummary } from '../error-summary.js';
+import { rememberEventContext, traceEvent, traceRecording, traceSignals } from './tracing.js';
 
 export interface RetryPolicy {
   /** Delay before the first redelivery of a failed event; doubles with each further one. */
@@ -58,7 +59,7 @@ export function createEventHandler(deps: EventHandlerDeps): (msg: JsMsg) => Prom
     bridgeMetrics.inFlight.inc();
     const heartbeat = setInterval(() => msg.working(), Math.max(1_000, Math.floor(deps.ackWaitMs / 3)));
     try {
-      const outcome = await settle(deps, record, msg);
+      const outcome = await traceEvent(msg, () => settle(deps, record, msg));
       bridgeMetrics.events.inc({ outcome });
     } finally {
       clearInterval(heartbeat);
@@ -78,6 +79,7 @@ async function settle(deps: EventHandlerDeps, record: (event: MessageEvent) => P
     return 'malformed';
   }
   const event = parsed.event;
+  rememberEventContext(event);
   bridgeMetrics.lag.observe(Math.max(0, (Date.now() - event.createdAt.getTime()) / 1_000));
   try {
     const outcome = await record(event);
@@ -103,20 +105,21 @@ async function settle(deps: EventHandlerDeps, record: (event: MessageEvent) => P
 
 async function recordAndSignal(deps: EventHandlerDeps, channelId: string, events: readonly MessageEvent[]): Promise<readonly EventRecord[]> {
   bridgeMetrics.batchSize.observe(events.length);
-  const recorded = await recordChannelEvents(deps.pool, channelId, events);
+  const recorded = await traceRecording(events, (traceparent) => recordChannelEvents(deps.pool, channelId, events, traceparent));
   bridgeMetrics.pendingRows.inc({ change: 'created' }, recorded.rowsCreated);
   bridgeMetrics.pendingRows.inc({ change: 'updated' }, recorded.rowsUpdated);
-  let signalled = 0;
-  if (recorded.serverId === null) signalled = await signalRegistrations(deps.pool, deps.signals, recorded.registrationsToSignal);
-  else if (recorded.registrationsToSignal.length > 0) deps.owed();
+  const owed = recorded.serverId === null ? 0 : recorded.registrationsToSignal.length;
+  // A DM's signals go out now, before the ack; a server channel's are owed (the outbox, committed
+  // with the rows) and sent by the signaller.
+  const signalled =
+    recorded.serverId === null
+      ? await traceSignals(events, recorded.registrationsToSignal.length, () =>
+          signalRegistrations(deps.pool, deps.signals, recorded.registrationsToSignal),
+        )
+      : 0;
+  if (owed > 0) deps.owed();
   deps.log.debug(
-    {
-      channelId,
-      messageIds: events.map((e) => e.messageId),
-      records: recorded.records,
-      signalled,
-      owed: recorded.serverId === null ? 0 : recorded.registrationsToSignal.length,
-    },
+    { channelId, messageIds: events.map((e) => e.messageId), records: recorded.records, signalled, owed },
     'MESSAGE_CREATE events recorded',
   );
   return recorded.records;

@@ -8,19 +8,24 @@ import { connect } from '@nats-io/transport-node';
 import type { BridgeConfig } from '../config/index.js';
 import { checkDatabase } from '../db/check.js';
 import { openDatabase } from '../db/verify.js';
+import { endedUnlessStopped } from '../lifecycle.js';
 import { StartupError } from '../startup-error.js';
 import type { Logger } from '../log.js';
 import { startOpsServer } from '../ops-server.js';
+import { startTracing } from '../tracing/index.js';
 import { createTemporalClient } from '../../temporal/client.js';
 import { startEventBridge } from './event-bridge.js';
 import { describeNatsFailure, natsConnectionOptions } from './nats-connection.js';
 
 export interface RunningBridge {
   readonly opsPort: number;
+  /** Why the bridge cannot go on, should its consumer loop or its NATS connection end without `stop` (src/lifecycle.ts). */
+  readonly ended: Promise<string>;
   stop(): Promise<void>;
 }
 
 export async function startBridge(config: BridgeConfig, log: Logger): Promise<RunningBridge> {
+  const tracing = startTracing(config.tracing, 'bridge', log);
   const pool = await openDatabase(config.databaseUrl, log);
   const temporal = createTemporalClient(config.temporal);
   const nc = await connect(natsConnectionOptions(config.nats, 'zippchat-push-bridge')).catch((error: unknown) => {
@@ -44,14 +49,23 @@ export async function startBridge(config: BridgeConfig, log: Logger): Promise<Ru
     log,
   );
   log.info({ stream: bridge.intake.stream, consumer: bridge.intake.consumer, opsPort: ops.port }, 'bridge running');
+  let stopping = false;
+  const ended = Promise.race([
+    endedUnlessStopped(bridge.consumerLoop, 'the JetStream consumer loop', () => stopping),
+    // Reconnects are unbounded: the connection closes by itself only when NATS refuses us for good.
+    endedUnlessStopped(nc.closed(), 'the NATS connection (closed for good)', () => stopping),
+  ]);
   return {
     opsPort: ops.port,
+    ended,
     async stop() {
+      stopping = true;
       await bridge.stop();
       await nc.drain();
       await temporal.close();
       await ops.close();
       await pool.end();
+      await tracing?.shutdown();
       log.info('bridge stopped');
     },
   };

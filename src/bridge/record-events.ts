@@ -53,8 +53,16 @@ export interface RecordedEvents {
   readonly serverId: string | null;
 }
 
-/** `events` must all belong to `channelId`. */
-export async function recordChannelEvents(pool: DatabasePool, channelId: string, events: readonly MessageEvent[]): Promise<RecordedEvents> {
+/**
+ * `events` must all belong to `channelId`. `traceparent`: the W3C trace context of the span
+ * recording them (src/bridge/tracing.ts), kept on the rows they create (migration 000032).
+ */
+export async function recordChannelEvents(
+  pool: DatabasePool,
+  channelId: string,
+  events: readonly MessageEvent[],
+  traceparent?: string,
+): Promise<RecordedEvents> {
   return pool.transaction(async (tx) => {
     // No JIT here: a message to a large channel is planned past PostgreSQL's JIT thresholds, and
     // the compilation — paid again for every message — costs more than it saves (docs/benchmarks.md).
@@ -73,7 +81,7 @@ export async function recordChannelEvents(pool: DatabasePool, channelId: string,
     const fresh = events.filter((_, i) => records[i] === 'counted');
     const repeatedIds = [...new Set(events.filter((e) => !newIds.has(e.messageId)).map((e) => e.messageId))];
 
-    const written = fresh.length > 0 ? await tx.one(pendingUpsert(channel, fresh)) : { created: [], updated: 0 };
+    const written = fresh.length > 0 ? await tx.one(pendingUpsert(channel, fresh, traceparent)) : { created: [], updated: 0 };
     const owned = repeatedIds.length > 0 ? await rowsOwnedBy(tx, channel, repeatedIds) : [];
     const registrationsToSignal = [...new Set([...written.created, ...owned])];
     if (channel.server_id !== null)
@@ -106,7 +114,7 @@ const upserted = z.object({ updated: z.number(), created: z.array(z.string()) })
  * number of rows updated and the ids of the registrations whose rows it created. (Exported
  * for the benchmark's EXPLAIN ANALYZE.)
  */
-export function pendingUpsert(channel: ChannelRow, events: readonly MessageEvent[]) {
+export function pendingUpsert(channel: ChannelRow, events: readonly MessageEvent[], traceparent?: string) {
   return sql.type(upserted)`
     WITH batch AS (
       SELECT * FROM unnest(
@@ -162,8 +170,8 @@ export function pendingUpsert(channel: ChannelRow, events: readonly MessageEvent
     ),
     written AS (
       INSERT INTO push_pending AS p
-        (registration_id, channel_id, message_count, first_message_id, first_at, last_message_id, is_dm, last_at)
-      SELECT t.id, ${channel.id}, t.messages, t.first_message_id, t.first_at, t.last_message_id, t.is_dm, now()
+        (registration_id, channel_id, message_count, first_message_id, first_at, last_message_id, is_dm, last_at, trace_parent)
+      SELECT t.id, ${channel.id}, t.messages, t.first_message_id, t.first_at, t.last_message_id, t.is_dm, now(), ${traceparent ?? null}
       FROM targets t
       ORDER BY t.id
       ON CONFLICT (registration_id, channel_id) DO UPDATE SET
@@ -172,7 +180,9 @@ export function pendingUpsert(channel: ChannelRow, events: readonly MessageEvent
         first_at = CASE WHEN EXCLUDED.first_message_id < p.first_message_id THEN EXCLUDED.first_at ELSE p.first_at END,
         last_message_id = GREATEST(p.last_message_id, EXCLUDED.last_message_id),
         is_dm = EXCLUDED.is_dm,
-        last_at = now()
+        last_at = now(),
+        -- the trace of the message that created the row; an untraced row takes the next one's
+        trace_parent = COALESCE(p.trace_parent, EXCLUDED.trace_parent)
       -- xmax = 0 only on a row version this statement inserted, not one it updated
       RETURNING p.registration_id, (p.xmax = 0) AS created
     )

@@ -29,6 +29,7 @@ export type { FcmCredentials, ServiceAccountKey, WorkerFcmSettings } from './sec
 export type { JwtKey, JwtSettings } from './sections/jwt.js';
 export type { NatsAuth, NatsSettings, NatsTls } from './sections/nats.js';
 export type { TemporalSettings, TemporalTls } from './sections/temporal.js';
+export type { TracingSettings } from './sections/tracing.js';
 export type { UnifiedPushSettings, VapidKey } from './sections/unifiedpush.js';
 
 interface ConfigByRole {

@@ -12,6 +12,7 @@ import { logSection } from './sections/log.js';
 import { bridgeStartSection, natsSection } from './sections/nats.js';
 import { apiPacingSection, bridgePacingSection } from './sections/pacing.js';
 import { temporalSection } from './sections/temporal.js';
+import { tracingSection } from './sections/tracing.js';
 import { unifiedPushSection } from './sections/unifiedpush.js';
 import { wakePolicySection } from './sections/wake-policy.js';
 
@@ -29,9 +30,28 @@ const api = [
   unifiedPushSection,
   wakePolicySection,
   apiPacingSection,
+  tracingSection,
 ] as const;
-const worker = [logSection, databaseSection, temporalSection, workerListenSection, workerFcmSection, unifiedPushSection, wakePolicySection] as const;
-const bridge = [logSection, databaseSection, temporalSection, natsSection, bridgeStartSection, bridgePacingSection, bridgeListenSection] as const;
+const worker = [
+  logSection,
+  databaseSection,
+  temporalSection,
+  workerListenSection,
+  workerFcmSection,
+  unifiedPushSection,
+  wakePolicySection,
+  tracingSection,
+] as const;
+const bridge = [
+  logSection,
+  databaseSection,
+  temporalSection,
+  natsSection,
+  bridgeStartSection,
+  bridgePacingSection,
+  bridgeListenSection,
+  tracingSection,
+] as const;
 const migrate = [logSection, databaseSection] as const;
 // push-admin shows why a device's wakes wait and its FCM budget left: it reads the wake policy too.
 const admin = [logSection, databaseSection, temporalSection, wakePolicySection] as const;

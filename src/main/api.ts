@@ -5,6 +5,7 @@ import { startApi } from '../api/index.js';
 
 runService('api', async () => {
   const config = loadConfig('api');
-  const api = await startApi(config, createLogger({ level: config.logLevel, name: 'api' }));
-  return () => api.stop();
+  const log = createLogger({ level: config.logLevel, name: 'api' });
+  const api = await startApi(config, log);
+  return { stop: () => api.stop(), ended: api.ended, log };
 });

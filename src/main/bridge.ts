@@ -5,6 +5,7 @@ import { startBridge } from '../bridge/index.js';
 
 runService('bridge', async () => {
   const config = loadConfig('bridge');
-  const bridge = await startBridge(config, createLogger({ level: config.logLevel, name: 'bridge' }));
-  return () => bridge.stop();
+  const log = createLogger({ level: config.logLevel, name: 'bridge' });
+  const bridge = await startBridge(config, log);
+  return { stop: () => bridge.stop(), ended: bridge.ended, log };
 });

@@ -5,6 +5,7 @@ import { startWorker } from '../worker/index.js';
 
 runService('worker', async () => {
   const config = loadConfig('worker');
-  const worker = await startWorker(config, createLogger({ level: config.logLevel, name: 'worker' }));
-  return () => worker.stop();
+  const log = createLogger({ level: config.logLevel, name: 'worker' });
+  const worker = await startWorker(config, log);
+  return { stop: () => worker.stop(), ended: worker.ended, log };
 });

@@ -14,6 +14,12 @@
  * worker does at start) a token is fetched at once and again before each expires, so the
  * expiry gauge says when FCM would stop working, whether or not wakes are being sent.
  *
+ * A failed fetch is tried again with back-off (1 s, doubling, at most 30 s) until one succeeds.
+ * Discovery is tried afresh each time: a credential file that appears after the worker started
+ * is read, and google-auth-library's process-wide memo of "no metadata server here" (gcp-metadata
+ * keeps its first answer for the life of the process) is forgotten after a failure, so a GKE
+ * metadata server that answers only seconds after the pod started is found.
+ *
  * A failed fetch counts on `push_fcm_token_refresh_failures_total` and logs an alert line of
  * its own (`"alert":"fcm-token-refresh"`). What is logged or returned is a status, an OAuth
  * error code or a network cause — never a library message, which may quote a request (the
@@ -21,7 +27,7 @@
  * the library's own retries are off where it takes transport options: a failed token request
  * fails the send, which Temporal retries as a whole.
  */
-import { GoogleAuth, JWT, type AuthClient } from 'google-auth-library';
+import { gcpMetadata, GoogleAuth, JWT, type AuthClient } from 'google-auth-library';
 import type { FcmCredentials, ServiceAccountKey } from '../config/index.js';
 import type { Logger } from '../log.js';
 import { honourTokenUri } from './google-token-uri.js';
@@ -36,8 +42,15 @@ const refreshBeforeExpiryMs = 5 * 60_000;
 const lastUseBeforeExpiryMs = 30_000;
 /** Google's tokens live an hour; assumed when a source does not say. */
 const defaultLifetimeMs = 3_600_000;
-/** After a failed background refresh, the next try comes this much later; never sooner after a success (a short-lived token must not make the renewal spin). */
-const retryAfterFailureMs = 30_000;
+/** After a success the next fetch comes no sooner than this (a short-lived token must not make the renewal spin). */
+const minRenewalMs = 30_000;
+/** After failed fetches in a row the next try comes after `firstRetryMs` doubled per failure, at most `maxRetryMs`. */
+export const retryBackoff = { firstRetryMs: 1_000, maxRetryMs: 30_000 } as const;
+
+/** The wait before the next try after `failures` failed fetches in a row (at least one). */
+export function retryDelayMs(failures: number): number {
+  return Math.min(retryBackoff.maxRetryMs, retryBackoff.firstRetryMs * 2 ** Math.min(Math.max(failures - 1, 0), 20));
+}
 
 export interface AccessTokens {
   /** A valid access token (cached; fetched when missing or about to expire). */
@@ -46,6 +59,8 @@ export interface AccessTokens {
   invalidate(token: string): void;
   /** Fetches a token now, and again before each one expires, until `close`. */
   keepFresh(): void;
+  /** Called when a token is fetched after failed fetches: the credentials work again (or at last). */
+  onRecovered(listener: () => void): void;
   close(): void;
 }
 
@@ -83,16 +98,22 @@ export function createAccessTokens(credentials: FcmCredentials, options: AccessT
   let timer: NodeJS.Timeout | undefined;
   let refreshing = false;
   let closed = false;
+  let failuresInARow = 0;
+  const recoveredListeners: Array<() => void> = [];
 
   const fetchToken = async (): Promise<string> => {
     try {
       const fetched = await withDeadline(fetchFromGoogle(credentials, options), options.timeoutMs);
       cached = fetched;
+      if (failuresInARow > 0) for (const listener of recoveredListeners) listener();
+      failuresInARow = 0;
       tokenExpiry.set(fetched.expiresAt / 1_000);
-      schedule(fetched.expiresAt - refreshBeforeExpiryMs - Date.now());
+      schedule(Math.max(fetched.expiresAt - refreshBeforeExpiryMs - Date.now(), minRenewalMs));
       return fetched.token;
     } catch (error) {
       const failure = tokenFetchError(error);
+      failuresInARow++;
+      if (credentials.kind === 'adc') forgetDiscovery();
       tokenRefreshFailures.inc();
       const holdsUntil = cached !== undefined && Date.now() < cached.expiresAt ? new Date(cached.expiresAt).toISOString() : undefined;
       options.log.error(
@@ -107,7 +128,7 @@ export function createAccessTokens(credentials: FcmCredentials, options: AccessT
           ? `FCM access token refresh FAILED (${failure.reason}): FCM wakes fail until a token is fetched`
           : `FCM access token refresh FAILED (${failure.reason}): the current token holds until ${holdsUntil}, FCM wakes fail after`,
       );
-      schedule(retryAfterFailureMs);
+      schedule(retryDelayMs(failuresInARow));
       // A token inside its renewal margin still works: sends go on with it until shortly before it expires.
       if (cached !== undefined && Date.now() < cached.expiresAt - lastUseBeforeExpiryMs) return cached.token;
       throw failure;
@@ -125,7 +146,7 @@ export function createAccessTokens(credentials: FcmCredentials, options: AccessT
   function schedule(delayMs: number): void {
     if (!refreshing || closed) return;
     clearTimeout(timer);
-    timer = setTimeout(() => void get().catch(() => undefined), Math.max(delayMs, retryAfterFailureMs));
+    timer = setTimeout(() => void get().catch(() => undefined), delayMs);
     timer.unref();
   }
 
@@ -135,6 +156,7 @@ export function createAccessTokens(credentials: FcmCredentials, options: AccessT
       // Several sends may have used the refused token; only the first one drops it.
       if (cached?.token === token) cached = undefined;
     },
+    onRecovered: (listener) => void recoveredListeners.push(listener),
     keepFresh() {
       refreshing = true;
       void get().catch(() => undefined); // a failure is counted and logged where it happens
@@ -171,6 +193,15 @@ function keyClient(key: ServiceAccountKey, timeoutMs: number): AuthClient {
   return client;
 }
 
+/**
+ * Forgets what Application Default Credentials discovery learnt: gcp-metadata's memo of whether
+ * a metadata server answers (module-wide, shared by every GoogleAuth of the process). Our clients
+ * are built afresh for every fetch, so nothing else is kept.
+ */
+function forgetDiscovery(): void {
+  gcpMetadata.resetIsAvailableCache();
+}
+
 async function adcClient(options: AccessTokenOptions): Promise<AuthClient> {
   // The project is given, so GoogleAuth never goes looking for one (gcloud, Resource Manager).
   const auth = new GoogleAuth({
@@ -190,6 +221,7 @@ function withDeadline<T>(work: Promise<T>, timeoutMs: number): Promise<T> {
 }
 
 const noAdcMessage = 'Could not load the default credentials';
+const unreadableFileMessage = 'Unable to read the credential file';
 
 /** What went wrong, in words safe to log (module comment). */
 export function tokenFetchError(error: unknown): TokenFetchError {
@@ -206,6 +238,9 @@ export function tokenFetchError(error: unknown): TokenFetchError {
       true,
       undefined,
     );
+  }
+  if (error instanceof Error && error.message.startsWith(unreadableFileMessage)) {
+    return new TokenFetchError('the credential file named by GOOGLE_APPLICATION_CREDENTIALS cannot be read (not there yet?)', true, undefined);
   }
   if (error instanceof RangeError && error.message.includes('Metadata-Flavor')) {
     return new TokenFetchError('the metadata server answered without Metadata-Flavor: Google', false, undefined);

@@ -13,7 +13,8 @@
  *   back-off cleared and, if rows are pending, a `pending` signal — in keyset pages, at once,
  *   rather than at its own back-off or the 15-minute re-wake (the SQL: outage-recovery.ts).
  *   The same at start for the wakes our configuration held back (`misconfigured <transport>`)
- *   of every transport this worker can send with.
+ *   of every transport this worker can send with, and for FCM's when its credentials start
+ *   working after failing.
  *
  * Origins are logged as `transports.originLabel` shows them: self-hosted ones by tag only.
  */
@@ -34,7 +35,7 @@ import { clearOutageBackoffs, releaseProbe, type HeldRow } from './outage-recove
 
 export interface TransportHealthOptions {
   readonly pool: DatabasePool;
-  readonly transports: Pick<Transports, 'detector' | 'onOutageEnd' | 'clock' | 'configured' | 'originLabel'>;
+  readonly transports: Pick<Transports, 'detector' | 'onOutageEnd' | 'clock' | 'configured' | 'originLabel' | 'fcmTokens'>;
   readonly temporal: Client;
   readonly taskQueue: string;
   readonly log: Logger;
@@ -79,6 +80,8 @@ export function startTransportHealth(options: TransportHealthOptions): Transport
   // Wakes our configuration held back, for a transport this worker can send with: the operator
   // fixed it. They go out now, not at the end of their back-offs.
   for (const transport of transports.configured) ended.add(misconfiguredOrigin(transport));
+  // The same when FCM's credentials start working after failing (a metadata server that answered late).
+  transports.fcmTokens?.onRecovered(() => void ended.add(misconfiguredOrigin('fcm')));
 
   let running: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;

@@ -14,7 +14,7 @@ const run = promisify(execFile);
 
 export const chartDir = path.join(projectRoot, 'deploy', 'helm', 'zippchat-push');
 
-export function tool(name: 'helm' | 'kubeconform'): string {
+export function tool(name: 'helm' | 'kubeconform' | 'promtool'): string {
   const file = path.join(projectRoot, '.tools', 'bin', name);
   if (!existsSync(file)) throw new Error(`${file} is missing: tools/go-tools.sh builds it (make test runs it)`);
   return file;
@@ -37,9 +37,9 @@ export interface Outcome {
   readonly stderr: string;
 }
 
-export async function runTool(file: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<Outcome> {
+export async function runTool(file: string, args: readonly string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<Outcome> {
   try {
-    const { stdout, stderr } = await run(file, args, { env, maxBuffer: 64 * 1024 * 1024 });
+    const { stdout, stderr } = await run(file, args, { env, cwd, maxBuffer: 64 * 1024 * 1024 });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code?: number; stdout?: string; stderr?: string };
@@ -55,6 +55,7 @@ export const valuesSets = {
   'NATS token, Temporal mTLS': ['ci/nats-token-values.yaml'],
   'FCM without a key: GKE Workload Identity': ['ci/fcm-gke-values.yaml'],
   'FCM without a key: federation from another cloud': ['ci/fcm-federation-values.yaml'],
+  'operations: alerts, dashboard, NetworkPolicy, worker autoscaling': ['ci/all-secrets-values.yaml', 'ci/operations-values.yaml'],
 } as const satisfies Record<string, readonly string[]>;
 export type ValuesSet = keyof typeof valuesSets;
 

@@ -6,10 +6,11 @@
  * Secret files mounted into it — held to what its configuration reads (src/config: the api
  * never reads the FCM service account, the bridge never the JWT key, the worker never NATS).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import {
   chartDir,
   find,
@@ -28,6 +29,7 @@ import { writeSchemaSet, type SchemaSet } from './kubernetes-schemas.js';
 import { secretVariables as secrets } from '../../src/config/env.js';
 import { variablesRead } from '../../src/config/index.js';
 import { defaultBacklogMs } from '../../src/config/sections/pacing.js';
+import { projectRoot } from '../../src/paths.js';
 
 type Process = 'api' | 'worker' | 'bridge' | 'migrate';
 
@@ -138,14 +140,25 @@ describe('helm lint and kubeconform', () => {
       'ServiceAccount push-zippchat-push-migrate',
     ];
     expect(kinds('default')).toEqual(sorted(always));
-    expect(kinds('all secrets')).toEqual(
+    const allSecrets = [
+      ...always,
+      'HorizontalPodAutoscaler push-zippchat-push-api',
+      'Ingress push-zippchat-push-api',
+      'ServiceMonitor push-zippchat-push-api',
+      'ServiceMonitor push-zippchat-push-bridge',
+      'ServiceMonitor push-zippchat-push-worker',
+    ];
+    expect(kinds('all secrets')).toEqual(sorted(allSecrets));
+    expect(kinds('operations: alerts, dashboard, NetworkPolicy, worker autoscaling')).toEqual(
       sorted([
-        ...always,
-        'HorizontalPodAutoscaler push-zippchat-push-api',
-        'Ingress push-zippchat-push-api',
-        'ServiceMonitor push-zippchat-push-api',
-        'ServiceMonitor push-zippchat-push-bridge',
-        'ServiceMonitor push-zippchat-push-worker',
+        ...allSecrets,
+        'PrometheusRule push-zippchat-push-alerts',
+        'ConfigMap push-zippchat-push-dashboard',
+        'NetworkPolicy push-zippchat-push-api',
+        'NetworkPolicy push-zippchat-push-bridge',
+        'NetworkPolicy push-zippchat-push-worker',
+        'ScaledObject push-zippchat-push-worker',
+        'TriggerAuthentication push-zippchat-push-worker-temporal',
       ]),
     );
   });
@@ -528,6 +541,131 @@ describe('running in a cluster', () => {
   });
 });
 
+describe('what the docs describe, shipped for the cluster: alerts, dashboard, NetworkPolicies, worker autoscaling', () => {
+  const set = 'operations: alerts, dashboard, NetworkPolicy, worker autoscaling' as const;
+  const rulesFile = path.join(chartDir, 'files', 'alert-rules.yaml');
+  type Rule = { alert: string; expr: string; for?: string; labels: Record<string, string>; annotations: Record<string, string> };
+  const fileRules = () => (parse(readFileSync(rulesFile, 'utf8')) as { groups: Array<{ rules: Rule[] }> }).groups.flatMap((g) => g.rules);
+  const renderedRules = (o: readonly K8sObject[]) =>
+    (find(o, 'PrometheusRule', 'push-zippchat-push-alerts').spec.groups as Array<{ rules: Rule[] }>).flatMap((g) => g.rules);
+
+  it("the PrometheusRule is the rules file: every alert but the disabled, the release's labels added, runbooks at the base given", () => {
+    const rendered = renderedRules(objects(set));
+    const expected = fileRules().filter((r) => r.alert !== 'ZippchatPushDown');
+    expect(rendered.map((r) => r.alert)).toEqual(expected.map((r) => r.alert));
+    for (const [i, rule] of expected.entries()) {
+      const got = rendered[i]!;
+      expect(got.expr, rule.alert).toBe(rule.expr);
+      expect(got.for, rule.alert).toBe(rule.for);
+      expect(got.labels, rule.alert).toEqual({ ...rule.labels, team: 'chat' });
+      expect(got.annotations.runbook_url, rule.alert).toBe(
+        rule.annotations.runbook_url!.replace(
+          'https://github.com/zippchat/zippchat-push/blob/main/docs/operations.md',
+          'https://wiki.example.org/zippchat-push/operations',
+        ),
+      );
+      expect(got.annotations.summary).toBe(rule.annotations.summary);
+    }
+    expect(find(objects(set), 'PrometheusRule', 'push-zippchat-push-alerts').metadata.labels).toMatchObject({ release: 'kube-prometheus-stack' });
+  });
+
+  it("with the default runbook base, the PrometheusRule's runbook links are the file's own", async () => {
+    const out = await runTool(tool('helm'), templateArgs([], ['--set', 'metrics.prometheusRule.enabled=true']), helmEnv(home));
+    expect(out.code, out.stderr).toBe(0);
+    const rendered = renderedRules(parseManifests(out.stdout));
+    expect(rendered.map((r) => [r.alert, r.annotations.runbook_url])).toEqual(fileRules().map((r) => [r.alert, r.annotations.runbook_url]));
+    expect(rendered.map((r) => r.labels)).toEqual(fileRules().map((r) => r.labels));
+  });
+
+  it('api, worker and bridge export their spans to the collector given, sampling the share given; migrate never', () => {
+    const v = views(set);
+    for (const process of ['api', 'worker', 'bridge'] as const) {
+      expect(v[process].env, process).toMatchObject({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector.observability.svc:4318',
+        OTEL_TRACES_SAMPLER_ARG: '0.25',
+      });
+    }
+    expect(Object.keys(v.migrate.env)).not.toContain('OTEL_EXPORTER_OTLP_ENDPOINT');
+    expect(Object.keys(views('all secrets').worker.env)).not.toContain('OTEL_EXPORTER_OTLP_ENDPOINT');
+  });
+
+  it("the dashboard ConfigMap holds docs/grafana-dashboard.json as it is, with the sidecar's label, where the sidecar looks", () => {
+    const configMap = objects(set).find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'push-zippchat-push-dashboard') as K8sObject & {
+      data: Record<string, string>;
+      metadata: { namespace: string };
+    };
+    expect(configMap.data['grafana-dashboard.json']).toBe(readFileSync(path.join(projectRoot, 'docs', 'grafana-dashboard.json'), 'utf8'));
+    expect(configMap.metadata.labels).toMatchObject({ grafana_dashboard: '1' });
+    expect(configMap.metadata.annotations).toEqual({ grafana_folder: 'ZippChat' });
+    expect(configMap.metadata.namespace).toBe('monitoring');
+  });
+
+  it('each process has one NetworkPolicy letting in exactly the ports its container serves, from the peers given', () => {
+    const o = objects(set);
+    for (const [name, from] of [
+      ['api', 'ingress-nginx'],
+      ['worker', 'monitoring'],
+      ['bridge', 'monitoring'],
+    ] as const) {
+      const deployment = find(o, 'Deployment', `push-zippchat-push-${name}`);
+      const podLabels = deployment.spec.template.metadata.labels as Record<string, string>;
+      const policies = o.filter(
+        (p) => p.kind === 'NetworkPolicy' && Object.entries(p.spec.podSelector.matchLabels).every(([k, v]) => podLabels[k] === v),
+      );
+      expect(policies, name).toHaveLength(1);
+      const ingress = policies[0]!.spec.ingress as Array<{ ports: Array<{ port: number }>; from: unknown[] }>;
+      const containerPorts = (deployment.spec.template.spec.containers[0].ports as Array<{ containerPort: number }>).map((p) => p.containerPort);
+      expect(sorted(ingress.flatMap((rule) => rule.ports.map((p) => String(p.port)))), name).toEqual(sorted(containerPorts.map(String)));
+      expect(
+        ingress.every((rule) => JSON.stringify(rule.from).includes(from)),
+        name,
+      ).toBe(true);
+      expect(policies[0]!.spec.policyTypes, name).toEqual(['Ingress', 'Egress']);
+    }
+  });
+
+  it("the worker scales with KEDA on Temporal's backlog and the signals held back, reading Temporal as the workers do", () => {
+    const o = objects(set);
+    const worker = find(o, 'Deployment', 'push-zippchat-push-worker');
+    expect(worker.spec.replicas).toBeUndefined();
+    const scaled = find(o, 'ScaledObject', 'push-zippchat-push-worker');
+    expect(scaled.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'push-zippchat-push-worker' });
+    expect(scaled.spec).toMatchObject({ minReplicaCount: 2, maxReplicaCount: 6 });
+    const [temporal, prometheus] = scaled.spec.triggers as Array<{
+      type: string;
+      metadata: Record<string, string>;
+      authenticationRef?: { name: string };
+    }>;
+    const env = views(set).worker.env;
+    expect(temporal).toMatchObject({
+      type: 'temporal',
+      metadata: {
+        endpoint: env.TEMPORAL_ADDRESS,
+        namespace: env.TEMPORAL_NAMESPACE,
+        taskQueue: env.TEMPORAL_TASK_QUEUE,
+        tlsServerName: env.TEMPORAL_TLS_SERVER_NAME,
+      },
+    });
+    // KEDA reads the same Secrets, with the same keys, that the worker mounts for Temporal.
+    const auth = find(o, 'TriggerAuthentication', temporal!.authenticationRef!.name);
+    const refs = (auth.spec.secretTargetRef as Array<{ parameter: string; name: string; key: string }>).map(
+      (r) => `${r.parameter} ${r.name}:${r.key}`,
+    );
+    const mounted = views(set).worker.files.filter((f) => f.variable?.startsWith('TEMPORAL_'));
+    const byVariable = Object.fromEntries(mounted.map((f) => [f.variable!, `${f.secret}:${f.key}`]));
+    expect(sorted(refs)).toEqual(
+      sorted([
+        `apiKey ${byVariable.TEMPORAL_API_KEY_FILE}`,
+        `cert ${byVariable.TEMPORAL_TLS_CERT_FILE}`,
+        `key ${byVariable.TEMPORAL_TLS_KEY_FILE}`,
+        `ca ${byVariable.TEMPORAL_TLS_CA_FILE}`,
+      ]),
+    );
+    expect(prometheus).toMatchObject({ type: 'prometheus', metadata: { serverAddress: 'http://prometheus-operated.monitoring.svc:9090' } });
+    expect(prometheus!.metadata.query).toContain('push_bridge_owed_signals{namespace="chat"}');
+  });
+});
+
 describe('settings the service would refuse fail the release, with one line naming the value', () => {
   const refused: Array<[string, string[], RegExp]> = [
     [
@@ -565,6 +703,22 @@ describe('settings the service would refuse fail the release, with one line nami
     ['a misspelt value', ['--set', 'temporal.adress=x:1'], /adress/],
     ['a log level the service does not know', ['--set', 'logLevel=verbose'], /logLevel/],
     ['a grace period a send does not fit in', ['--set', 'terminationGracePeriodSeconds=20'], /terminationGracePeriodSeconds/],
+    [
+      'worker autoscaling without a trigger',
+      ['--set', 'worker.autoscaling.enabled=true', '--set', 'worker.autoscaling.temporalBacklog.enabled=false'],
+      /worker\.autoscaling: enable a trigger/,
+    ],
+    [
+      'worker autoscaling on paced signals without Prometheus',
+      ['--set', 'worker.autoscaling.enabled=true', '--set', 'worker.autoscaling.pacedSignals.enabled=true'],
+      /worker\.autoscaling\.pacedSignals\.serverAddress is required/,
+    ],
+    [
+      'worker autoscaling with fewer replicas at most than at least',
+      ['--set', 'worker.autoscaling.enabled=true', '--set', 'worker.autoscaling.minReplicas=5', '--set', 'worker.autoscaling.maxReplicas=3'],
+      /worker\.autoscaling\.minReplicas must not exceed/,
+    ],
+    ['a runbook base with an anchor', ['--set', 'metrics.prometheusRule.runbookBaseUrl=https://x.example/ops#alerts'], /runbookBaseUrl/],
   ];
   it.each(refused)('%s', async (_what, args, message) => {
     const out = await runTool(tool('helm'), templateArgs([], args), helmEnv(home));

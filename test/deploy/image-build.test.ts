@@ -104,7 +104,10 @@ describe('deploy/build.sh: what the image holds', () => {
     const lines = dockerfile.split('\n').filter((l) => l.trim() !== '' && !l.trimStart().startsWith('#'));
     const stages = lines.filter((l) => l.startsWith('FROM '));
     expect(stages).toHaveLength(2);
-    expect(stages[0]).toMatch(/^FROM node:\$\{NODE_VERSION\}-\S*slim AS build$/);
+    // Both stages on one base image, pinned by its digest: a rebuilt tag cannot change the image.
+    expect(stages[0]).toMatch(/^FROM node:\$\{NODE_VERSION\}-\S*slim@\$\{NODE_DIGEST\} AS build$/);
+    expect(stages[1]).toBe(stages[0]!.replace(/ AS build$/, ''));
+    expect(/^ARG NODE_DIGEST=(\S+)$/m.exec(dockerfile)?.[1]).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(Number(/^ARG NODE_VERSION=(\d+)\./m.exec(dockerfile)?.[1])).toBe(24);
     expect(lines).toContainEqual(expect.stringMatching(/^RUN .*deploy\/build\.sh \/app$/));
     const runtime = lines.slice(lines.indexOf(stages[1]!));
@@ -114,6 +117,14 @@ describe('deploy/build.sh: what the image holds', () => {
     expect(Number(user?.[1])).toBeGreaterThan(0);
     expect(runtime).toContain('ENTRYPOINT ["node"]');
     expect(runtime.some((l) => l.startsWith('RUN '))).toBe(false);
+    // OCI labels, the version being package.json's.
+    const labels = ociLabels(runtime.join('\n'));
+    const version = (JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version;
+    expect(/^ARG VERSION=(\S+)$/m.exec(dockerfile)?.[1]).toBe(version);
+    for (const name of ['title', 'description', 'version', 'revision', 'created', 'source', 'base.name', 'base.digest'])
+      expect(Object.keys(labels), name).toContain(`org.opencontainers.image.${name}`);
+    expect(labels['org.opencontainers.image.version']).toBe('${VERSION}');
+    expect(labels['org.opencontainers.image.base.digest']).toBe('${NODE_DIGEST}');
     const ignored = readFileSync(path.join(projectRoot, '.dockerignore'), 'utf8').split('\n');
     for (const entry of ['node_modules', 'dist', '.tools', '.dev', '.git']) expect(ignored, entry).toContain(entry);
   });
@@ -378,6 +389,15 @@ async function registrationsOf(databaseUrl: string, userId: string): Promise<str
   } finally {
     await client.end();
   }
+}
+
+/** The `key="value"` pairs of the LABEL instructions of a Dockerfile stage (continuation lines joined). */
+function ociLabels(stage: string): Record<string, string> {
+  const joined = stage.replace(/\\\n\s*/g, ' ');
+  const labels: Record<string, string> = {};
+  for (const line of joined.split('\n').filter((l) => l.startsWith('LABEL ')))
+    for (const [, key, value] of line.matchAll(/([\w.-]+)="([^"]*)"/g)) labels[key!] = value!;
+  return labels;
 }
 
 function sortedEntries(dir: string): string[] {

@@ -110,14 +110,16 @@ describe('migrations', () => {
       '000028_push_wake_priority',
       '000029_push_schema_converged',
       '000030_signal_outbox',
+      '000032_push_pending_trace',
     ]);
     const schema = { tables: await tables(db), pending: await columns(db, 'push_pending') };
 
-    const down = await migrateDown(db.url, all, 9);
+    const down = await migrateDown(db.url, all, 10);
     expect(down).toMatchObject({
-      from: 30,
+      from: 32,
       to: 1,
       applied: [
+        '000032_push_pending_trace',
         '000030_signal_outbox',
         '000029_push_schema_converged',
         '000028_push_wake_priority',
@@ -145,6 +147,7 @@ describe('migrations', () => {
       '000028_push_wake_priority',
       '000029_push_schema_converged',
       '000030_signal_outbox',
+      '000032_push_pending_trace',
     ]);
     expect({ tables: await tables(db), pending: await columns(db, 'push_pending') }).toEqual(schema);
   });
@@ -164,10 +167,11 @@ describe('migrations', () => {
       '000028_push_wake_priority',
       '000029_push_schema_converged',
       '000030_signal_outbox',
+      '000032_push_pending_trace',
     ]);
-    expect(results.every((r) => r.to === 30)).toBe(true);
+    expect(results.every((r) => r.to === 32)).toBe(true);
     expect((await migrateUp(db.url, all)).applied).toEqual([]);
-    expect(await db.pool.any(sql.unsafe`SELECT version::int, dirty FROM schema_migrations`)).toEqual([{ version: 30, dirty: false }]);
+    expect(await db.pool.any(sql.unsafe`SELECT version::int, dirty FROM schema_migrations`)).toEqual([{ version: 32, dirty: false }]);
   });
 
   it('leaves the previous version in place when a migration fails', async () => {

@@ -1,12 +1,16 @@
 /**
  * The three processes start from their built entry points against the real services, report
- * ready, and stop gracefully on SIGTERM.
+ * ready, and stop gracefully on SIGTERM. A worker whose Temporal worker stops polling does not
+ * live on: it exits 1, so that its pod is restarted.
  */
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createServer, connect, type Server } from 'node:net';
+import { Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { freePort } from '../../devstack/ports.js';
-import { serviceEnv, startProcess, waitReady } from '../support/processes.js';
+import { nonJsonLines, serviceEnv, startProcess, waitReady } from '../support/processes.js';
 import { serviceVersion } from '../../src/version.js';
 
 let db: TestDatabase;
@@ -75,6 +79,56 @@ describe('api, worker and bridge on real PostgreSQL, NATS and Temporal', () => {
     }
   });
 });
+
+describe('a process whose essential loop ends', () => {
+  it('the worker exits 1 when its Temporal worker stops polling (its namespace deleted), saying why, in JSON lines only', async () => {
+    const { waitFor } = await import('../../devstack/daemons.js');
+    const connection = await Connection.connect({ address: inject('temporalAddress') });
+    const namespace = `ended-${randomBytes(4).toString('hex')}`;
+    const port = await freePort();
+    let worker: ReturnType<typeof startProcess> | undefined;
+    try {
+      temporalCli(['operator', 'namespace', 'create', '--namespace', namespace, '--retention', '24h']);
+      await waitFor(
+        `namespace ${namespace}`,
+        () =>
+          connection.workflowService.describeNamespace({ namespace }).then(
+            () => true,
+            () => false,
+          ),
+        30_000,
+      );
+      worker = startProcess('worker', serviceEnv(db.url, { WORKER_METRICS_PORT: String(port), TEMPORAL_NAMESPACE: namespace }));
+      await waitReady(`http://127.0.0.1:${port}`, worker);
+      const exited = new Promise<number | null>((resolve) => worker!.child.once('exit', resolve));
+
+      // Polls for a namespace that is gone fail for good: the SDK stops the Temporal worker.
+      temporalCli(['operator', 'namespace', 'delete', '--namespace', namespace, '--yes']);
+      // Open long polls end first (up to a minute on the dev server): the bound is generous.
+      let timer: NodeJS.Timeout | undefined;
+      const code = await Promise.race([
+        exited,
+        new Promise<'still running'>((resolve) => (timer = setTimeout(() => resolve('still running'), 180_000))),
+      ]);
+      clearTimeout(timer);
+      expect(code, worker.output()).toBe(1);
+      expect(nonJsonLines(worker.output()), 'every line the worker wrote is JSON').toEqual([]);
+      const lines = worker.output().trim().split('\n');
+      const fatal = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.level === 'fatal');
+      expect(fatal?.msg).toMatch(/^worker cannot go on: the Temporal worker (ended|failed|is FAILED)/);
+      // It stopped what it opened within its deadline, rather than being cut off by it.
+      expect(worker.output(), worker.output()).toContain('worker stopped');
+    } finally {
+      if (worker?.child.exitCode === null) await worker.stop('SIGKILL');
+      await connection.close();
+    }
+  }, 240_000);
+});
+
+function temporalCli(args: readonly string[]): void {
+  const result = spawnSync(inject('temporalCli'), [...args, '--address', inject('temporalAddress')], { encoding: 'utf8', timeout: 60_000 });
+  if (result.status !== 0) throw new Error(`temporal ${args.join(' ')}: ${result.stderr || result.stdout}`);
+}
 
 /** Listens on `port` and pipes every connection to `target` (host:port). */
 async function relay(port: number, target: string): Promise<Server> {

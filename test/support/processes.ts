@@ -54,3 +54,18 @@ export async function waitReady(url: string, process: RunningProcess, timeoutMs 
     timeoutMs,
   );
 }
+
+/** The lines of a process's output that are not one JSON object each (every line should be). */
+export function nonJsonLines(output: string): string[] {
+  return output
+    .trim()
+    .split('\n')
+    .filter((line) => {
+      try {
+        const parsed: unknown = JSON.parse(line);
+        return typeof parsed !== 'object' || parsed === null;
+      } catch {
+        return true;
+      }
+    });
+}

@@ -218,8 +218,18 @@ describe('loadConfig', () => {
       expect(worker({ FCM_USE_ADC: 'true', GOOGLE_APPLICATION_CREDENTIALS: file('odd.json', '{"type":"odd"}') }).variable).toBe(
         'GOOGLE_APPLICATION_CREDENTIALS',
       );
-      expect(worker({ FCM_USE_ADC: 'true', GOOGLE_APPLICATION_CREDENTIALS: path.join(dir, 'missing.json') }).message).toMatch(
-        /^config: GOOGLE_APPLICATION_CREDENTIALS names a file that cannot be read \(ENOENT/,
+      // Not there yet: mounted or written later, and read when it comes (no error at start).
+      const later = path.join(dir, 'later.json');
+      expect(
+        loadConfig('worker', { ...base, FCM_PROJECT_ID: 'zippchat-test', FCM_USE_ADC: 'true', GOOGLE_APPLICATION_CREDENTIALS: later }).fcm
+          .credentials,
+      ).toEqual({
+        kind: 'adc',
+        credentialFile: later,
+      });
+      // There, but not a file that can be read.
+      expect(worker({ FCM_USE_ADC: 'true', GOOGLE_APPLICATION_CREDENTIALS: dir }).message).toMatch(
+        /^config: GOOGLE_APPLICATION_CREDENTIALS names a file that cannot be read \(EISDIR/,
       );
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -7,14 +7,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
-import { workflowsSourcePath } from '../../temporal/worker.js';
+import { workflowInterceptorModules, workflowsSourcePath } from '../../temporal/worker.js';
 
 const silent = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 
 describe('workflow bundle', () => {
-  it('bundles workflows/index.ts', async () => {
-    const { code } = await bundleWorkflowCode({ workflowsPath: workflowsSourcePath, logger: silent });
+  it('bundles workflows/index.ts with the workflow interceptors every worker has', async () => {
+    const { code } = await bundleWorkflowCode({
+      workflowsPath: workflowsSourcePath,
+      workflowInterceptorModules: [...workflowInterceptorModules],
+      logger: silent,
+    });
     expect(code).toContain('registrationWorkflow');
+    expect(code).toContain('OpenTelemetryInboundInterceptor');
   });
 
   it('fails on a workflow that imports a Node built-in', async () => {

@@ -7,6 +7,7 @@
  * otherwise fail every wake while the api keeps offering FCM.
  */
 import { createPrivateKey } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { readFile } from '../env.js';
 import { ConfigError } from '../errors.js';
@@ -121,8 +122,14 @@ function serviceAccountKey(json: string, projectId: string | undefined): { proje
   return { projectId, key };
 }
 
-/** The file GOOGLE_APPLICATION_CREDENTIALS names is one google-auth-library reads; its content is never quoted. */
+/**
+ * The file GOOGLE_APPLICATION_CREDENTIALS names is one google-auth-library reads; its content is
+ * never quoted. A file that is not there yet is no error: a volume or a sidecar may write it
+ * after the worker started, and the worker reads it when it comes (src/transports/fcm-auth.ts;
+ * until then each try logs and counts a failed token fetch).
+ */
 function checkCredentialFile(file: string): void {
+  if (!existsSync(file)) return;
   const content = readFile('GOOGLE_APPLICATION_CREDENTIALS', file);
   let type: unknown;
   try {

@@ -92,8 +92,7 @@ export async function bridgeHarness(): Promise<BridgeHarness> {
       );
       replicas.add(replica);
       return {
-        intake: replica.intake,
-        signaller: replica.signaller,
+        ...replica,
         stop: async () => {
           replicas.delete(replica);
           await replica.stop();

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createSenders, type Senders } from '../../../src/transports/index.js';
+import { retryDelayMs } from '../../../src/transports/fcm-auth.js';
 import { tokenExpiry, tokenRefreshFailures } from '../../../src/transports/metrics.js';
 import { startFakeFcm, type FakeFcm } from '../../../devstack/stand-ins/fcm.js';
 import { startGceMetadata } from '../../../devstack/stand-ins/gce-metadata.js';
@@ -278,5 +279,11 @@ describe('Application Default Credentials found nowhere', () => {
     expect(outcome).toMatchObject({ kind: 'misconfigured', reason: expect.stringContaining('no Application Default Credentials found') as string });
     expect(alertLines(captured)).toEqual([expect.objectContaining({ source: 'adc' })]);
     expect(fcm.received).toEqual([]);
+  });
+});
+
+describe('a failed token fetch is tried again', () => {
+  it('after 1 s, doubling, at most every 30 s', () => {
+    expect([1, 2, 3, 4, 5, 6, 7, 50].map(retryDelayMs)).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000, 30_000]);
   });
 });

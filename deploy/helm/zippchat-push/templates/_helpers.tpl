@@ -113,6 +113,18 @@ Checks of values the service would refuse at start, so that a wrong release fail
 {{- if and $v.api.autoscaling.enabled (gt (int $v.api.autoscaling.minReplicas) (int $v.api.autoscaling.maxReplicas)) -}}
 {{- fail "api.autoscaling.minReplicas must not exceed api.autoscaling.maxReplicas" -}}
 {{- end -}}
+{{- $was := $v.worker.autoscaling -}}
+{{- if $was.enabled -}}
+{{- if gt (int $was.minReplicas) (int $was.maxReplicas) -}}
+{{- fail "worker.autoscaling.minReplicas must not exceed worker.autoscaling.maxReplicas" -}}
+{{- end -}}
+{{- if not (or $was.temporalBacklog.enabled $was.pacedSignals.enabled) -}}
+{{- fail "worker.autoscaling: enable a trigger, temporalBacklog or pacedSignals" -}}
+{{- end -}}
+{{- if and $was.pacedSignals.enabled (not $was.pacedSignals.serverAddress) -}}
+{{- fail "worker.autoscaling.pacedSignals.serverAddress is required with worker.autoscaling.pacedSignals.enabled (your Prometheus, e.g. http://prometheus-operated.monitoring.svc:9090)" -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 
 {{/*
@@ -199,8 +211,8 @@ Each Secret is mounted with only the keys that process reads, under
 {{- define "zippchat-push.envVar" -}}
 {{- if not (kindIs "invalid" .value) -}}
 {{- $value := .value -}}
-{{- /* YAML numbers arrive as float64: 1800000 would print as 1.8e+06. */ -}}
-{{- if kindIs "float64" $value }}{{ $value = int64 $value }}{{ end -}}
+{{- /* YAML numbers arrive as float64: 1800000 would print as 1.8e+06. Fractions (0.25) stay as they are. */ -}}
+{{- if and (kindIs "float64" $value) (eq (float64 (int64 $value)) $value) }}{{ $value = int64 $value }}{{ end -}}
 {{- if ne (toString $value) "" }}
 - name: {{ .name }}
   value: {{ toString $value | quote }}
@@ -226,6 +238,10 @@ files. Nothing another process reads.
 {{- include "zippchat-push.envVar" (dict "name" "TEMPORAL_TLS" "value" "true") }}
 {{- end }}
 {{- include "zippchat-push.envVar" (dict "name" "TEMPORAL_TLS_SERVER_NAME" "value" $v.temporal.tls.serverName) }}
+{{- include "zippchat-push.envVar" (dict "name" "OTEL_EXPORTER_OTLP_ENDPOINT" "value" $v.tracing.otlpEndpoint) }}
+{{- if $v.tracing.otlpEndpoint }}
+{{- include "zippchat-push.envVar" (dict "name" "OTEL_TRACES_SAMPLER_ARG" "value" $v.tracing.sampleRatio) }}
+{{- end }}
 {{- end }}
 {{- if eq $c "api" }}
 {{- include "zippchat-push.envVar" (dict "name" "PORT" "value" $v.api.port) }}

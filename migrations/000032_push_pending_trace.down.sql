@@ -1,0 +1,1 @@
+ALTER TABLE push_pending DROP COLUMN IF EXISTS trace_parent;
