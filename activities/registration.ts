@@ -13,7 +13,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../src/db/pool.js';
 import type { Logger } from '../src/log.js';
-import type { DeferralCause, DeliveryOutcome, RegistrationForSend, WakeSender } from '../src/transports/types.js';
+import { providerAnswer, type DeferralCause, type DeliveryOutcome, type RegistrationForSend, type WakeSender } from '../src/transports/types.js';
 import {
   budgeted,
   gateOf,
@@ -30,6 +30,13 @@ import { errorSummary } from '../src/error-summary.js';
 
 /** Consecutive counted failures after which a registration is pruned (docs/design.md, Pruning). */
 export const maxConsecutiveFailures = 10;
+
+/**
+ * Wakes accepted by the provider in a row without a drain after which a device counts as
+ * repeatedly undrained (`push_registrations_repeatedly_undrained`): its wakes reach the
+ * provider but not the app, or the app cannot drain.
+ */
+export const repeatedlyUndrainedAfter = 3;
 
 /**
  * Back-off bases: the n-th back-off in a row waits base × 2ⁿ, capped at the re-wake interval
@@ -152,7 +159,6 @@ const sendRow = z.object({
   token: z.string(),
   up_p256dh: z.instanceof(Buffer).nullable(),
   up_auth: z.instanceof(Buffer).nullable(),
-  failures: z.number(),
   backoff_count: z.number(),
 });
 
@@ -296,7 +302,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
   async function sendWakeUnguarded(input: SendInput): Promise<SendResult> {
     const now = input.now ?? Date.now();
     const row = await pool.maybeOne(sql.type(sendRow)`
-      SELECT id, transport, token, up_p256dh, up_auth, failures, backoff_count FROM push_registrations WHERE id = ${input.registrationId}`);
+      SELECT id, transport, token, up_p256dh, up_auth, backoff_count FROM push_registrations WHERE id = ${input.registrationId}`);
     if (row === null) return { kind: 'gone' };
     const registration: RegistrationForSend = {
       id: row.id,
@@ -319,7 +325,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
         // The wake is out: nothing after this point may fail the activity, or Temporal would
         // retry it and send the wake a second time.
         if (input.messageAt !== undefined) messageToWake.observe({ priority: input.priority }, Math.max(0, Date.now() - input.messageAt) / 1000);
-        if (row.failures > 0 || row.backoff_count > 0) await resetFailures(registration, ids);
+        await recordDelivery(registration, ids, providerAnswer(registration.transport, outcome));
         return { kind: 'delivered' };
       case 'dead':
         await deleteIfUnchanged(registration);
@@ -351,6 +357,8 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
         backoff_cause = ${deferral.cause},
         backoff_origin = ${deferral.origin ?? null},
         failures = failures + ${deferral.counts ? 1 : 0},
+        last_send_answer = ${deferral.reason},
+        last_send_at = now(),
         fcm_budget_tat = CASE WHEN transport = 'fcm' AND ${fcmBudget.burst > 0} THEN fcm_budget_tat - ${fcmBudget.refillMs} * interval '1 millisecond'
                               ELSE fcm_budget_tat END
       WHERE id = ${registration.id} AND token = ${registration.token}
@@ -399,14 +407,25 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
     return deferWake(registration, ids, { reason, cause: 'misconfigured', delayMs, counts: false, origin }, now);
   }
 
-  /** After a delivery: failures and back-off start again. Best effort; a miss is reset by the next delivery. */
-  async function resetFailures(registration: RegistrationForSend, ids: Record<string, string>): Promise<void> {
+  /**
+   * After a delivery: when it went out (the device's `last_woken_at`), the provider's answer, one
+   * more wake since the last drain — unless the device drained since the claim (the drain cleared
+   * `wake_outstanding`: the phone took this wake already) — a test wake no longer pending, and
+   * failures and back-off start again. Best effort: the next delivery records anew.
+   */
+  async function recordDelivery(registration: RegistrationForSend, ids: Record<string, string>, answer: string): Promise<void> {
     try {
       await pool.query(sql.unsafe`
-        UPDATE push_registrations SET failures = 0, backoff_count = 0, backoff_until = NULL, backoff_reason = NULL, backoff_origin = NULL
-        WHERE id = ${registration.id} AND token = ${registration.token} AND (failures <> 0 OR backoff_count <> 0)`);
+        UPDATE push_registrations SET
+          last_delivered_at = now(),
+          wakes_since_drain = wakes_since_drain + CASE WHEN wake_outstanding THEN 1 ELSE 0 END,
+          repeatedly_undrained = wakes_since_drain + CASE WHEN wake_outstanding THEN 1 ELSE 0 END >= ${repeatedlyUndrainedAfter},
+          test_wake_pending = false,
+          last_send_answer = ${answer}, last_send_at = now(),
+          failures = 0, backoff_count = 0, backoff_until = NULL, backoff_reason = NULL, backoff_origin = NULL
+        WHERE id = ${registration.id} AND token = ${registration.token}`);
     } catch (error) {
-      log.warn({ ...ids, err: errorSummary(error) }, 'wake delivered; could not reset the failure count (the next delivery will)');
+      log.warn({ ...ids, err: errorSummary(error) }, 'wake delivered; could not record it (the next delivery will)');
     }
   }
 

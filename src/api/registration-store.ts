@@ -25,6 +25,10 @@ const registrationView = z.object({
   backoff_cause: z.enum(backoffCauses).nullable(),
   fcm_budget_tat: z.date().nullable(),
   failures: z.number(),
+  last_delivered_at: z.date().nullable(),
+  last_drained_at: z.date().nullable(),
+  wakes_since_drain: z.number(),
+  priority_lowered: z.boolean(),
   has_pending: z.boolean(),
   dm_pending: z.boolean(),
 });
@@ -35,6 +39,8 @@ const viewColumns = sql.fragment`
   push_registrations.up_p256dh IS NOT NULL AS encrypted,
   push_registrations.wake_outstanding, push_registrations.last_wake_priority, push_registrations.last_woken_at,
   push_registrations.backoff_until, push_registrations.backoff_cause, push_registrations.fcm_budget_tat, push_registrations.failures,
+  push_registrations.last_delivered_at, push_registrations.last_drained_at, push_registrations.wakes_since_drain,
+  push_registrations.priority_lowered,
   EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = push_registrations.id) AS has_pending,
   EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = push_registrations.id AND p.is_dm) AS dm_pending`;
 

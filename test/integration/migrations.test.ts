@@ -107,14 +107,16 @@ describe('migrations', () => {
       '000025_maintenance_cursors_rate_limit',
       '000026_push_delivery_state',
       '000027_outage_recovery_keyset',
+      '000031_push_delivery_receipts',
     ]);
     const schema = { tables: await tables(db), pending: await columns(db, 'push_pending') };
 
-    const down = await migrateDown(db.url, all, 6);
+    const down = await migrateDown(db.url, all, 7);
     expect(down).toMatchObject({
-      from: 27,
+      from: 31,
       to: 1,
       applied: [
+        '000031_push_delivery_receipts',
         '000027_outage_recovery_keyset',
         '000026_push_delivery_state',
         '000025_maintenance_cursors_rate_limit',
@@ -136,6 +138,7 @@ describe('migrations', () => {
       '000025_maintenance_cursors_rate_limit',
       '000026_push_delivery_state',
       '000027_outage_recovery_keyset',
+      '000031_push_delivery_receipts',
     ]);
     expect({ tables: await tables(db), pending: await columns(db, 'push_pending') }).toEqual(schema);
   });
@@ -152,10 +155,11 @@ describe('migrations', () => {
       '000025_maintenance_cursors_rate_limit',
       '000026_push_delivery_state',
       '000027_outage_recovery_keyset',
+      '000031_push_delivery_receipts',
     ]);
-    expect(results.every((r) => r.to === 27)).toBe(true);
+    expect(results.every((r) => r.to === 31)).toBe(true);
     expect((await migrateUp(db.url, all)).applied).toEqual([]);
-    expect(await db.pool.any(sql.unsafe`SELECT version::int, dirty FROM schema_migrations`)).toEqual([{ version: 27, dirty: false }]);
+    expect(await db.pool.any(sql.unsafe`SELECT version::int, dirty FROM schema_migrations`)).toEqual([{ version: 31, dirty: false }]);
   });
 
   it('leaves the previous version in place when a migration fails', async () => {

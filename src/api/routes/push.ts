@@ -75,9 +75,9 @@ async function removeRegistration(deps: RouteDeps, ctx: Context): Promise<void> 
 }
 
 async function drain(deps: RouteDeps, ctx: Context): Promise<void> {
-  const items = await drainPending(deps.pool, ctx.state.device);
-  if (items === null) throw new ApiError('not_found', 'this device has no push registration; register first');
+  const drained = await drainPending(deps.pool, ctx.state.device);
+  if (drained === null) throw new ApiError('not_found', 'this device has no push registration; register first');
   // Nothing is told to Temporal: the device's workflow learns of the drain from its next claim
   // (PostgreSQL is the truth), which a new message's signal or the re-wake brings anyway.
-  ctx.body = items;
+  ctx.body = drained.items;
 }

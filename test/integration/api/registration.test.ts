@@ -403,7 +403,8 @@ describe('PUT /api/push/registration: validation', () => {
       updated_at: expect.any(String),
       ...(encrypted === undefined ? {} : { encrypted }),
       last_woken_at: null,
-      delivery: { state: 'ok', failures: 0 },
+      last_drained_at: null,
+      delivery: { state: 'ok', failures: 0, wakes_since_drain: 0, priority_lowered: false },
     });
     const row = await registrationRowOf(db.pool, user, deviceId);
     expect(row?.token).toBe(body['token']);
@@ -427,7 +428,8 @@ describe('PUT /api/push/registration: what is stored', () => {
       updated_at: body.updated_at,
       encrypted: true,
       last_woken_at: null,
-      delivery: { state: 'ok', failures: 0 },
+      last_drained_at: null,
+      delivery: { state: 'ok', failures: 0, wakes_since_drain: 0, priority_lowered: false },
     });
     expect(body.created_at).toBe(body.updated_at);
     const workflow = await seenWorkflow(plain.temporal.client, user, deviceId);
