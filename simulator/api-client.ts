@@ -3,7 +3,7 @@
  * JWT, and the device is the token's. Errors keep the contract's `{error, message}`.
  */
 import type { DrainItem } from '../src/api/drain.js';
-import type { TransportName } from '../src/domain.js';
+import type { TransportName, WakePriority } from '../src/domain.js';
 
 /** One drained channel, as the api answers it. */
 export type { DrainItem };
@@ -20,6 +20,12 @@ export interface RegistrationJson {
   readonly created_at: string;
   readonly updated_at: string;
   readonly encrypted?: boolean;
+}
+
+/** What the phone saw of its wake (FCM's `getPriority()`, `getOriginalPriority()`). */
+export interface WakeReportBody {
+  readonly priority: WakePriority;
+  readonly original_priority: WakePriority;
 }
 
 export interface PushConfig {
@@ -43,7 +49,8 @@ export interface DeviceApi {
   config(): Promise<PushConfig>;
   register(body: RegistrationBody): Promise<RegistrationJson>;
   registration(): Promise<RegistrationJson | null>;
-  drain(): Promise<DrainItem[]>;
+  /** `POST /api/push/drain`, with what the phone saw of the wake that woke it when it knows. */
+  drain(report?: WakeReportBody): Promise<DrainItem[]>;
   unregister(): Promise<void>;
 }
 
@@ -75,7 +82,7 @@ export function deviceApi(apiUrl: string, jwt: string, timeoutMs = 10_000): Devi
       const { status, value } = await expect<RegistrationJson>('GET', '/api/push/registration', [200, 404]);
       return status === 404 ? null : value;
     },
-    drain: async () => (await expect<DrainItem[]>('POST', '/api/push/drain', [200])).value,
+    drain: async (report) => (await expect<DrainItem[]>('POST', '/api/push/drain', [200], report === undefined ? undefined : { wake: report })).value,
     unregister: async () => void (await expect('DELETE', '/api/push/registration', [204])),
   };
 }

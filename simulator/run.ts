@@ -87,7 +87,7 @@ async function receive(phone: SimulatedPhone, options: SimulatorOptions, io: Sim
     wakes += 1;
     problems += wake.problems.length;
     emit('wake', describeWake(wake), { wake: { ...wake, at: wake.at.toISOString() } });
-    const items: DrainItem[] = await phone.drain();
+    const items: DrainItem[] = await phone.drain(wake);
     emit('drained', items.length === 0 ? 'drained: nothing waiting' : `drained ${items.length} channel(s):`, { items });
     if (!options.json) for (const item of items) io.out(`    ${describeDrainItem(item)}`);
   }
@@ -114,5 +114,5 @@ function startLocalDistributor(options: SimulatorOptions, vapidPublicKey: string
 
 async function wakeSource(options: SimulatorOptions, distributor: LocalDistributor | undefined): Promise<WakeSource> {
   if (distributor !== undefined) return unifiedPushSource(distributor, { encrypted: options.keys });
-  return fcmSource(options.fcmStandIn!);
+  return fcmSource(options.fcmStandIn!, { lowerHigh: options.fcmLowerHigh });
 }

@@ -88,7 +88,7 @@ export class DemoPhone {
   private async handle(wake: ReceivedWake): Promise<void> {
     const { out, name } = this.context;
     const previous = this.handled.at(-1)?.wake.at;
-    const drained = await this.phone.drain();
+    const drained = await this.phone.drain(wake);
     const decisions = drained.flatMap((item) => this.fetch(item).map((message) => ({ message, decision: this.decide(message, item) })));
     this.handled.push({ wake, drained, decisions });
     for (const { message } of decisions) this.drainedIds.add(message.id);

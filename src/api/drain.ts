@@ -12,6 +12,7 @@ import { z } from 'zod';
 import type { DatabasePool } from '../db/pool.js';
 import { channelViewers } from '../db/permissions.js';
 import { transportNameSchema, type DeviceIdentity, type TransportName, type WakePriority } from '../domain.js';
+import { lowered, type WakeReport } from './drain-request.js';
 
 export interface DrainItem {
   readonly channel_id: string;
@@ -59,7 +60,11 @@ export interface Drained {
  * once only the first sees the wake outstanding), then updated — the wake cleared, the drain's
  * time, no wake since — then the pending rows are taken.
  */
-export async function drainPending(pool: DatabasePool, device: DeviceIdentity): Promise<Drained | null> {
+export async function drainPending(pool: DatabasePool, device: DeviceIdentity, report?: WakeReport): Promise<Drained | null> {
+  // What the phone saw of its wake: a HIGH wake it got as NORMAL sets `priority_lowered` and is
+  // counted; a HIGH wake it got as HIGH clears it; a NORMAL wake says nothing of HIGH ones.
+  const reportsHigh = report?.originalPriority === 'high';
+  const isLowered = report !== undefined && lowered(report);
   return pool.transaction(async (tx) => {
     const registration = await tx.maybeOne(sql.type(drainedRegistration)`
       WITH found AS (
@@ -68,7 +73,9 @@ export async function drainPending(pool: DatabasePool, device: DeviceIdentity): 
         FOR NO KEY UPDATE
       ), drained AS (
         UPDATE push_registrations r
-        SET wake_outstanding = false, last_drained_at = now(), wakes_since_drain = 0, repeatedly_undrained = false
+        SET wake_outstanding = false, last_drained_at = now(), wakes_since_drain = 0, repeatedly_undrained = false,
+            priority_lowered = CASE WHEN ${reportsHigh} THEN ${isLowered} ELSE r.priority_lowered END,
+            priority_lowered_wakes = r.priority_lowered_wakes + ${isLowered ? 1 : 0}
         FROM found WHERE r.id = found.id
         RETURNING r.id
       )

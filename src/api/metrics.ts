@@ -68,3 +68,10 @@ export const rateLimitSyncSeconds = new Histogram({
   buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
   registers: [registry],
 });
+
+export const wakeReports = new Counter({
+  name: 'push_drain_wake_reports_total',
+  help: 'What phones reported on draining of the wake that woke them (POST /api/push/drain with "wake"), by transport, the priority it was sent with (original_priority) and the one it arrived with (priority). original_priority="high", priority="normal": a HIGH wake FCM lowered.',
+  labelNames: ['transport', 'original_priority', 'priority'] as const,
+  registers: [registry],
+});

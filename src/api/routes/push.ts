@@ -5,14 +5,17 @@ import type { AuthenticatedState } from '../auth.js';
 import type { RouteDeps } from '../context.js';
 import { drainPending } from '../drain.js';
 import { ApiError } from '../errors.js';
-import { readJsonBody } from '../json-body.js';
-import { registrations } from '../metrics.js';
+import { parseDrainRequest } from '../drain-request.js';
+import { readJsonBody, readOptionalJsonBody } from '../json-body.js';
+import { registrations, wakeReports } from '../metrics.js';
 import { parseRegistrationRequest, type RegistrationRequest } from '../registration-request.js';
 import { deleteRegistration, findRegistration, registrationJson, upsertRegistration } from '../registration-store.js';
 import { refusedHost } from '../unifiedpush-endpoint.js';
 
 /** A valid PUT is under 3 KiB (a 2048-byte endpoint and two keys); this leaves room for JSON. */
 export const maxRegistrationBodyBytes = 4_096;
+/** The drain's optional report is a few dozen bytes; every body is held to the same limit. */
+const maxDrainBodyBytes = 4_096;
 /** How long a UnifiedPush endpoint's host name may take to resolve. */
 const lookupTimeoutMs = 2_000;
 
@@ -75,9 +78,12 @@ async function removeRegistration(deps: RouteDeps, ctx: Context): Promise<void> 
 }
 
 async function drain(deps: RouteDeps, ctx: Context): Promise<void> {
-  const drained = await drainPending(deps.pool, ctx.state.device);
+  const request = parseDrainRequest(await readOptionalJsonBody(ctx, maxDrainBodyBytes));
+  const drained = await drainPending(deps.pool, ctx.state.device, request.wake);
   if (drained === null) throw new ApiError('not_found', 'this device has no push registration; register first');
   // Nothing is told to Temporal: the device's workflow learns of the drain from its next claim
   // (PostgreSQL is the truth), which a new message's signal or the re-wake brings anyway.
   ctx.body = drained.items;
+  const { wake } = request;
+  if (wake !== undefined) wakeReports.inc({ transport: drained.transport, original_priority: wake.originalPriority, priority: wake.priority });
 }
