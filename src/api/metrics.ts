@@ -75,3 +75,22 @@ export const wakeReports = new Counter({
   labelNames: ['transport', 'original_priority', 'priority'] as const,
   registers: [registry],
 });
+
+/** From seconds to hours: a phone in Doze answers a NORMAL wake at its next maintenance window. */
+const drainBuckets = [0.1, 0.25, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 900, 1800, 3600, 7200, 14_400];
+
+export const messageToDrain = new Histogram({
+  name: 'push_message_to_drain_seconds',
+  help: "From a pending row's first message (its event's created_at) to the drain that took it, by the device's transport and the row's priority (high: a DM). Observed where the drain commits.",
+  labelNames: ['transport', 'priority'] as const,
+  buckets: drainBuckets,
+  registers: [registry],
+});
+
+export const wakeToDrain = new Histogram({
+  name: 'push_wake_to_drain_seconds',
+  help: "From a wake's claim to the drain that cleared it, by transport and the wake's priority: how long phones take to answer a wake. Observed where the drain commits.",
+  labelNames: ['transport', 'priority'] as const,
+  buckets: drainBuckets,
+  registers: [registry],
+});

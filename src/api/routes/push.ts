@@ -4,10 +4,11 @@ import type Koa from 'koa';
 import type { AuthenticatedState } from '../auth.js';
 import type { RouteDeps } from '../context.js';
 import { drainPending } from '../drain.js';
+import { observeDrain } from '../drain-receipt.js';
 import { ApiError } from '../errors.js';
 import { parseDrainRequest } from '../drain-request.js';
 import { readJsonBody, readOptionalJsonBody } from '../json-body.js';
-import { registrations, wakeReports } from '../metrics.js';
+import { registrations } from '../metrics.js';
 import { parseRegistrationRequest, type RegistrationRequest } from '../registration-request.js';
 import { deleteRegistration, findRegistration, registrationJson, upsertRegistration } from '../registration-store.js';
 import { refusedHost } from '../unifiedpush-endpoint.js';
@@ -84,6 +85,5 @@ async function drain(deps: RouteDeps, ctx: Context): Promise<void> {
   // Nothing is told to Temporal: the device's workflow learns of the drain from its next claim
   // (PostgreSQL is the truth), which a new message's signal or the re-wake brings anyway.
   ctx.body = drained.items;
-  const { wake } = request;
-  if (wake !== undefined) wakeReports.inc({ transport: drained.transport, original_priority: wake.originalPriority, priority: wake.priority });
+  observeDrain(drained, request.wake);
 }
