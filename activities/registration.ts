@@ -99,7 +99,10 @@ export type ClaimResult =
   | {
       readonly status: 'not-claimed';
       readonly registrationId: string;
-      /** What a wake sent now would carry: for a claim the workflow has to send again (see the workflow). */
+      /**
+       * What a wake sent now would carry: with a wake outstanding, the priority it was claimed
+       * with — for a claim the workflow has to send again (see the workflow).
+       */
       readonly priority: WakePriority;
       readonly transport: TransportName;
       readonly intervals: Intervals;
@@ -151,6 +154,8 @@ const claimRow = z.object({
   first_new_at: z.date().nullable(),
   first_new_dm_at: z.date().nullable(),
   claimed: z.boolean(),
+  /** The priority the claim recorded: what its wake must be sent with, on a retry too. */
+  claimed_priority: z.enum(['normal', 'high']).nullable(),
 });
 
 const sendRow = z.object({
@@ -232,11 +237,11 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
           FROM judged j
           WHERE r.id = j.id AND j.has_pending
             AND (j.retry OR (j.interval_over AND j.coalescing_allows AND j.backoff_over AND j.budget_ok))
-          RETURNING r.id, r.fcm_budget_tat
+          RETURNING r.id, r.fcm_budget_tat, r.last_wake_priority AS claimed_priority
         )
         SELECT j.id, j.transport, j.wake_outstanding, j.last_woken_at, j.last_wake_priority, j.backoff_until, j.backoff_reason,
                coalesce(claimed.fcm_budget_tat, j.fcm_budget_tat) AS fcm_budget_tat,
-               j.has_pending, j.dm_pending, j.first_new_at, j.first_new_dm_at, claimed.id IS NOT NULL AS claimed
+               j.has_pending, j.dm_pending, j.first_new_at, j.first_new_dm_at, claimed.id IS NOT NULL AS claimed, claimed.claimed_priority
         FROM judged j LEFT JOIN claimed ON claimed.id = j.id`);
     });
     if (row === null) return { status: 'gone' };
@@ -245,19 +250,29 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
     const control = deliveryControl(row, input.now);
     const common = {
       registrationId: row.id,
-      priority: verdict.priority,
       transport: row.transport,
       intervals,
       ...(control === undefined ? {} : { control }),
     };
     if (row.claimed) {
-      const messageAt = (verdict.priority === 'high' ? row.first_new_dm_at : row.first_new_at)?.getTime();
-      return { status: 'claimed', ...common, ...(verdict.escalation ? { escalation: true } : {}), ...(messageAt === undefined ? {} : { messageAt }) };
+      // What the claim recorded, not what the rows would give now: a retried claim (a DM arrived
+      // between the attempts) sends the wake it recorded, and the next look escalates it once.
+      const priority = row.claimed_priority ?? verdict.priority;
+      const messageAt = (priority === 'high' ? row.first_new_dm_at : row.first_new_at)?.getTime();
+      return {
+        status: 'claimed',
+        ...common,
+        priority,
+        ...(verdict.escalation && priority === 'high' ? { escalation: true } : {}),
+        ...(messageAt === undefined ? {} : { messageAt }),
+      };
     }
     if (verdict.heldBack === 'budget') fcmWakesHeldBack.inc({ priority: verdict.priority });
     return {
       status: 'not-claimed',
       ...common,
+      // An outstanding wake is sent again (a claim whose task was lost) with the priority it was claimed with.
+      priority: row.wake_outstanding ? (row.last_wake_priority ?? 'high') : verdict.priority,
       observed: { outstanding: row.wake_outstanding, hasPending: row.has_pending, lastWokenAt: row.last_woken_at?.getTime() ?? null },
       readyAt: verdict.readyAt,
       ...(verdict.heldBack === undefined ? {} : { heldBack: verdict.heldBack }),
