@@ -53,8 +53,10 @@ const upsertResult = registrationView.extend({ previous_transport: transportName
 
 /**
  * Creates or replaces the device's registration. Same transport: token and keys replaced,
- * `created_at` kept. Other transport: `created_at` restarts too. A new transport or token
- * clears `wake_outstanding` (that wake went to a token that no longer exists), any back-off
+ * `created_at` kept. Other transport: `created_at` restarts too. A new transport, token or pair
+ * of keys clears `wake_outstanding` (that wake went to a token that no longer exists, or was
+ * encrypted to keys the phone no longer has: it cannot read it), so the device is woken again
+ * within the interval rather than at the re-wake. A new transport or token also clears any back-off
  * (it was the old endpoint's) and the failure count; the same token keeps them — re-registering
  * proves nothing about the endpoint, and an app restarting more often than its back-offs add up
  * must still reach the ten failures that prune it. `updated_at` is bumped always. The FCM wake
@@ -95,7 +97,9 @@ export async function upsertRegistration(
           THEN push_registrations.created_at ELSE now() END,
         wake_outstanding = push_registrations.wake_outstanding
           AND push_registrations.transport = EXCLUDED.transport
-          AND push_registrations.token = EXCLUDED.token,
+          AND push_registrations.token = EXCLUDED.token
+          AND push_registrations.up_p256dh IS NOT DISTINCT FROM EXCLUDED.up_p256dh
+          AND push_registrations.up_auth IS NOT DISTINCT FROM EXCLUDED.up_auth,
         backoff_until = CASE WHEN push_registrations.token = EXCLUDED.token AND push_registrations.transport = EXCLUDED.transport
           THEN push_registrations.backoff_until END,
         backoff_count = CASE WHEN push_registrations.token = EXCLUDED.token AND push_registrations.transport = EXCLUDED.transport
