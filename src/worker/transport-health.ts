@@ -135,13 +135,19 @@ export function startTransportHealth(options: TransportHealthOptions): Transport
     detector.setRemote(remote, now);
   }
 
-  /** Wakes every device held back by the outage of `key`, a page at a time (outage-recovery.ts). */
-  async function recover(key: OriginKey): Promise<void> {
+  /**
+   * Wakes every device held back by the outage of `key`, a page at a time (outage-recovery.ts).
+   * Returns whether it is done: a device another transaction held locked throughout (a claim
+   * in flight) is still held, and the next round comes back for it.
+   */
+  async function recover(key: OriginKey): Promise<boolean> {
     let woken = 0;
-    const cleared = await clearOutageBackoffs(pool, key, async (rows) => {
+    const { cleared, remaining } = await clearOutageBackoffs(pool, key, async (rows) => {
       woken += await signalHeld(rows);
     });
     if (cleared > 0) log.info({ outage: label(key), cleared, woken }, 'outage over: devices it held back were woken');
+    if (remaining) log.debug({ outage: label(key) }, 'outage over: some devices it held back were locked; next round');
+    return !remaining;
   }
 
   /** Lets one held-back device with rows pending try now, one that delivered recently first: its send is the origin's probe. */
@@ -170,9 +176,13 @@ export function startTransportHealth(options: TransportHealthOptions): Transport
       log.warn({ err: errorSummary(error) }, 'could not share the outage window with the other workers');
     }
     for (const key of [...ended]) {
-      try {
-        await recover(key);
+      // In outage again: its end will recover what it holds then.
+      if (detector.inOutage(key)) {
         ended.delete(key);
+        continue;
+      }
+      try {
+        if (await recover(key)) ended.delete(key);
       } catch (error) {
         log.warn({ outage: label(key), err: errorSummary(error) }, 'could not wake the devices held back by an outage (next round)');
       }
