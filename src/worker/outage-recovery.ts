@@ -80,20 +80,29 @@ export async function clearOutageBackoffs(
   return { cleared, remaining };
 }
 
+/** Held registrations a probe is chosen among: the first by id. */
+const probeCandidates = 16;
+
 /**
  * Lets one held-back registration with rows pending try now (its back-off cleared): its send
  * is the origin's probe. A registration in `deliveredRecently` first (it worked a moment ago,
- * so its send tests the origin, not a dead endpoint); else the first held one by id. Each
- * statement is an index probe (the primary key, or (backoff_origin, id)), at any size.
+ * so its send tests the origin, not a dead endpoint); else one of the first held by id. Among
+ * the candidates, the one claimed longest ago: its workflow may claim at once, where one that
+ * tried a moment ago waits out its minimum interval first. Each statement reads a bounded
+ * number of rows by index (the primary key, or (backoff_origin, id)), at any size.
  */
 export async function releaseProbe(pool: DatabasePool, key: OriginKey, deliveredRecently: readonly string[]): Promise<HeldRow[]> {
   const release = (candidates: ReturnType<typeof sql.fragment>) =>
     pool.any(sql.type(heldRow)`
-      WITH held AS (
-        SELECT r.id FROM push_registrations r
+      WITH candidate AS (
+        SELECT r.id, r.last_woken_at FROM push_registrations r
         WHERE r.backoff_origin = ${key} AND r.backoff_until IS NOT NULL AND ${candidates}
           AND EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = r.id)
-        ORDER BY r.id LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED
+        ORDER BY r.id LIMIT ${probeCandidates}
+      ), held AS (
+        SELECT r.id FROM push_registrations r JOIN candidate c ON c.id = r.id
+        ORDER BY c.last_woken_at NULLS FIRST, r.id LIMIT 1
+        FOR NO KEY UPDATE OF r SKIP LOCKED
       )
       UPDATE push_registrations r SET backoff_until = NULL FROM held WHERE r.id = held.id
       RETURNING r.id::text AS id, r.user_id::text AS user_id, r.device_id, r.transport, true AS has_pending`);
