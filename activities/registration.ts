@@ -17,6 +17,7 @@ import { providerAnswer, type DeferralCause, type DeliveryOutcome, type Registra
 import {
   budgeted,
   gateOf,
+  hasWork,
   wakeVerdict,
   type DeliveryControl,
   type DeviceGate,
@@ -25,18 +26,11 @@ import {
   type WakePolicy,
 } from '../workflows/wake-policy.js';
 import { fcmWakesHeldBack, messageToWake, prunes, rateLimitBackoffs, wakes } from './metrics.js';
-import { transportNameSchema, type BackoffCause, type TransportName, type WakePriority } from '../src/domain.js';
+import { repeatedlyUndrainedAfter, transportNameSchema, type BackoffCause, type TransportName, type WakePriority } from '../src/domain.js';
 import { errorSummary } from '../src/error-summary.js';
 
 /** Consecutive counted failures after which a registration is pruned (docs/design.md, Pruning). */
 export const maxConsecutiveFailures = 10;
-
-/**
- * Wakes accepted by the provider in a row without a drain after which a device counts as
- * repeatedly undrained (`push_registrations_repeatedly_undrained`): its wakes reach the
- * provider but not the app, or the app cannot drain.
- */
-export const repeatedlyUndrainedAfter = 3;
 
 /**
  * Back-off bases: the n-th back-off in a row waits base × 2ⁿ, capped at the re-wake interval
@@ -153,6 +147,7 @@ const claimRow = z.object({
   dm_pending: z.boolean(),
   first_new_at: z.date().nullable(),
   first_new_dm_at: z.date().nullable(),
+  test_wake_pending: z.boolean(),
   claimed: z.boolean(),
   /** The priority the claim recorded: what its wake must be sent with, on a retry too. */
   claimed_priority: z.enum(['normal', 'high']).nullable(),
@@ -182,9 +177,9 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
    * claim that waited for the drain's row lock would re-check only the registration row against
    * its old snapshot of push_pending, and could claim with nothing pending.)
    *
-   * The UPDATE claims when rows are pending and either this is a retry of this very claim (same
-   * workflow time: it matches its own write, so a lost activity result never turns into a
-   * second wake), or the policy allows a wake now. It records the wake's priority and spends
+   * The UPDATE claims when rows are pending (or a test wake is) and either this is a retry of
+   * this very claim (same workflow time: it matches its own write, so a lost activity result
+   * never turns into a second wake), or the policy allows a wake now. It records the wake's priority and spends
    * the FCM budget in the same UPDATE. The SQL is held equal to `wakeVerdict` by
    * test/integration/wake-policy-sql.test.ts; what a refused claim reports (when it could
    * succeed, and why not now) comes from `wakeVerdict` itself.
@@ -201,7 +196,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
         WITH current AS (
           SELECT r.id, r.transport, r.wake_outstanding, r.last_woken_at, r.last_wake_priority, r.backoff_until, r.backoff_reason,
                  r.fcm_budget_tat, pending.has_pending, pending.dm_pending, pending.first_new_at, pending.first_new_dm_at,
-                 (r.transport = 'fcm' AND ${fcmBudget.burst} > 0) AS budgeted
+                 r.test_wake_pending, (r.transport = 'fcm' AND ${fcmBudget.burst} > 0) AS budgeted
           FROM push_registrations r
           CROSS JOIN LATERAL (
             SELECT count(*) > 0 AS has_pending, coalesce(bool_or(p.is_dm), false) AS dm_pending,
@@ -218,7 +213,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
           SELECT c.*,
                  (c.wake_outstanding AND coalesce(c.last_woken_at = ${now}::timestamptz, false)) AS retry,
                  (c.woken_at IS NULL OR c.woken_at <= ${now}::timestamptz - ${minIntervalMs} * interval '1 millisecond') AS interval_over,
-                 (NOT c.wake_outstanding OR c.escalation OR c.woken_at IS NULL
+                 (NOT c.wake_outstanding OR c.escalation OR c.test_wake_pending OR c.woken_at IS NULL
                    OR c.woken_at <= ${now}::timestamptz - ${rewakeAfterMs} * interval '1 millisecond') AS coalescing_allows,
                  (c.backoff_until IS NULL OR c.backoff_until <= ${now}::timestamptz) AS backoff_over,
                  greatest(coalesce(c.fcm_budget_tat, ${now}::timestamptz), ${now}::timestamptz) + ${fcmBudget.refillMs} * interval '1 millisecond' AS spent_tat
@@ -226,22 +221,23 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
         ), judged AS (
           SELECT d.*,
                  (NOT d.budgeted OR d.spent_tat - ${now}::timestamptz
-                   <= (${fcmBudget.burst} - CASE WHEN d.dm_pending THEN 0 ELSE ${fcmBudget.dmReserve} END) * ${fcmBudget.refillMs} * interval '1 millisecond') AS budget_ok
+                   <= (${fcmBudget.burst} - CASE WHEN d.dm_pending OR d.test_wake_pending THEN 0 ELSE ${fcmBudget.dmReserve} END) * ${fcmBudget.refillMs} * interval '1 millisecond') AS budget_ok
           FROM decided d
         ), claimed AS (
           UPDATE push_registrations r
           SET wake_outstanding = true,
               last_woken_at = ${now}::timestamptz,
-              last_wake_priority = CASE WHEN j.retry THEN r.last_wake_priority WHEN j.dm_pending THEN 'high' ELSE 'normal' END,
+              last_wake_priority = CASE WHEN j.retry THEN r.last_wake_priority WHEN j.dm_pending OR j.test_wake_pending THEN 'high' ELSE 'normal' END,
               fcm_budget_tat = CASE WHEN j.budgeted AND NOT j.retry THEN j.spent_tat ELSE r.fcm_budget_tat END
           FROM judged j
-          WHERE r.id = j.id AND j.has_pending
+          WHERE r.id = j.id AND (j.has_pending OR j.test_wake_pending)
             AND (j.retry OR (j.interval_over AND j.coalescing_allows AND j.backoff_over AND j.budget_ok))
           RETURNING r.id, r.fcm_budget_tat, r.last_wake_priority AS claimed_priority
         )
         SELECT j.id, j.transport, j.wake_outstanding, j.last_woken_at, j.last_wake_priority, j.backoff_until, j.backoff_reason,
                coalesce(claimed.fcm_budget_tat, j.fcm_budget_tat) AS fcm_budget_tat,
-               j.has_pending, j.dm_pending, j.first_new_at, j.first_new_dm_at, claimed.id IS NOT NULL AS claimed, claimed.claimed_priority
+               j.has_pending, j.dm_pending, j.first_new_at, j.first_new_dm_at, j.test_wake_pending,
+               claimed.id IS NOT NULL AS claimed, claimed.claimed_priority
         FROM judged j LEFT JOIN claimed ON claimed.id = j.id`);
     });
     if (row === null) return { status: 'gone' };
@@ -273,7 +269,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
       ...common,
       // An outstanding wake is sent again (a claim whose task was lost) with the priority it was claimed with.
       priority: row.wake_outstanding ? (row.last_wake_priority ?? 'high') : verdict.priority,
-      observed: { outstanding: row.wake_outstanding, hasPending: row.has_pending, lastWokenAt: row.last_woken_at?.getTime() ?? null },
+      observed: { outstanding: row.wake_outstanding, hasPending: hasWork(gate), lastWokenAt: row.last_woken_at?.getTime() ?? null },
       readyAt: verdict.readyAt,
       ...(verdict.heldBack === undefined ? {} : { heldBack: verdict.heldBack }),
     };

@@ -24,19 +24,22 @@ export interface SimulatorOptions {
   /** Give up when no wake came for this long (undefined: wait forever). */
   readonly timeoutMs: number | undefined;
   readonly keepRegistration: boolean;
+  /** Once registered, ask for a test wake (`POST /api/push/registration/test`). */
+  readonly testWake: boolean;
   readonly json: boolean;
 }
 
 export const simulatorUsage = `usage: simulate-device --api URL (--token JWT | --token-file FILE | --jwt-secret-file FILE --user ID --device ID)
                        [--transport unifiedpush|fcm] [--no-keys] [--fcm-stand-in URL] [--fcm-lower-high]
                        [--listen HOST:PORT] [--public-url URL] [--wakes N] [--timeout S]
-                       [--keep-registration] [--json]
+                       [--keep-registration] [--test-wake] [--json]
 
 Registers a simulated Android device with the instance, prints every wake it receives
 (decrypted for UnifiedPush), drains after each — saying, for FCM, what priority the wake was
 sent with and arrived with — and unregisters on exit. --fcm-lower-high has the FCM stand-in
 deliver the phone's HIGH wakes as NORMAL, as FCM does for an app whose HIGH messages show no
-notification.`;
+notification. --test-wake asks the instance for a test wake once registered: it comes though
+nothing is waiting.`;
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -63,6 +66,7 @@ export function parseSimulatorArgs(args: readonly string[]): SimulatorOptions {
         wakes: { type: 'string' },
         timeout: { type: 'string' },
         'keep-registration': { type: 'boolean', default: false },
+        'test-wake': { type: 'boolean', default: false },
         json: { type: 'boolean', default: false },
       },
     }),
@@ -87,6 +91,7 @@ export function parseSimulatorArgs(args: readonly string[]): SimulatorOptions {
     wakes: positive(values.wakes, '--wakes'),
     timeoutMs: mapDefined(positive(values.timeout, '--timeout'), (s) => s * 1_000),
     keepRegistration: values['keep-registration'],
+    testWake: values['test-wake'],
     json: values.json,
   };
 }

@@ -51,6 +51,12 @@ export async function runSimulator(options: SimulatorOptions, io: SimulatorIo): 
     const registration = await phone.register();
     emit('registered', `registered: ${source.description}; ${JSON.stringify(registration)}`, { registration });
     await io.onRegistered?.(registration);
+    if (options.testWake) {
+      const asked = await phone.api.testWake();
+      emit('test-wake', `asked for a test wake; delivery state now: ${JSON.stringify({ ...asked.delivery, last_woken_at: asked.last_woken_at })}`, {
+        registration: asked,
+      });
+    }
     return await receive(phone, options, io, emit);
   } finally {
     if (!options.keepRegistration) {

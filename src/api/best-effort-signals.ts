@@ -4,6 +4,8 @@
  * one), so an unreachable Temporal must neither fail nor stall the request: each call gets a
  * short deadline, and a failure is logged (ids only) and counted.
  *
+ * `pending` tells the device's workflow that a test wake was asked for (a user's request, never held).
+ *
  * `registered` starts the device's workflow: a burst of registrations (an app release, phones
  * coming back after an outage) would put every new workflow's first task in front of a DM's in
  * Temporal's task queue. With `backlogMs` set they go through a pacer (src/signal-pacer.ts),
@@ -14,7 +16,7 @@
  */
 import type { Logger } from '../log.js';
 import type { TemporalHandle } from '../../temporal/client.js';
-import { signalDeleted, signalRegistered, workflowTaskPending } from '../../temporal/registration-workflows.js';
+import { signalDeleted, signalPending, signalRegistered, workflowTaskPending } from '../../temporal/registration-workflows.js';
 import type { DeviceIdentity, DeviceToSignal, TransportName } from '../domain.js';
 import { errorSummary } from '../error-summary.js';
 import { PacerStoppedError, SignalPacer } from '../signal-pacer.js';
@@ -24,6 +26,8 @@ import { withTimeout } from '../with-timeout.js';
 export interface RegistrationSignals {
   registered(device: DeviceIdentity, transport: TransportName): Promise<void>;
   deleted(device: DeviceIdentity): Promise<void>;
+  /** A test wake was asked for: the device's workflow looks (started if missing). Never held. */
+  pending(device: DeviceIdentity, transport: TransportName): Promise<void>;
   /** Drops the registrations still queued (logged once; the bridge and maintenance start their workflows). */
   stop(): void;
 }
@@ -89,6 +93,7 @@ export function createBestEffortSignals(temporal: TemporalHandle, taskQueue: str
     registered: (device, transport) =>
       pacer === undefined ? send('registered', device, () => register({ ...device, transport })) : registeredPaced(pacer, device, transport),
     deleted: (device) => send('deleted', device, () => signalDeleted(client, device)),
+    pending: (device, transport) => send('pending', device, () => signalPending(client, taskQueue, device, transport)),
     stop() {
       if (pacer === undefined) return;
       const { queued } = pacer.view();

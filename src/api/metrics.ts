@@ -20,7 +20,7 @@ export const registrations = new Counter({
 
 export const temporalSignalFailures = new Counter({
   name: 'push_api_temporal_signal_failures_total',
-  help: 'Signals to workflows (registered, deleted) that did not reach Temporal after the change committed; the bridge and maintenance heal them.',
+  help: 'Signals to workflows (registered, deleted, pending: a test wake) that did not reach Temporal after the change committed; the bridge and maintenance heal registrations and deletions.',
   labelNames: ['signal'] as const,
   registers: [registry],
 });

@@ -29,6 +29,7 @@ const registrationView = z.object({
   last_drained_at: z.date().nullable(),
   wakes_since_drain: z.number(),
   priority_lowered: z.boolean(),
+  test_wake_pending: z.boolean(),
   has_pending: z.boolean(),
   dm_pending: z.boolean(),
 });
@@ -40,7 +41,7 @@ const viewColumns = sql.fragment`
   push_registrations.wake_outstanding, push_registrations.last_wake_priority, push_registrations.last_woken_at,
   push_registrations.backoff_until, push_registrations.backoff_cause, push_registrations.fcm_budget_tat, push_registrations.failures,
   push_registrations.last_delivered_at, push_registrations.last_drained_at, push_registrations.wakes_since_drain,
-  push_registrations.priority_lowered,
+  push_registrations.priority_lowered, push_registrations.test_wake_pending,
   EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = push_registrations.id) AS has_pending,
   EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = push_registrations.id AND p.is_dm) AS dm_pending`;
 
@@ -134,6 +135,33 @@ export async function findRegistration(pool: DatabasePool, device: DeviceIdentit
     SELECT ${viewColumns}
     FROM push_registrations WHERE user_id = ${device.userId} AND device_id = ${device.deviceId}
   `);
+}
+
+/** A test wake asked for, or why not now. */
+export type TestWakeRequest =
+  { readonly kind: 'requested'; readonly view: RegistrationView } | { readonly kind: 'too-soon'; readonly retryAfterSeconds: number };
+
+/**
+ * Asks for one test wake of the device (the wake policy: one HIGH wake, not coalesced with an
+ * outstanding one, under the interval, the back-off and the budget), at most one per `everyMs`
+ * whichever api replica or tool asks: the last request's time is the row's own, checked and
+ * set under its lock. Null when the device has no registration. The device's workflow must
+ * then be signalled `pending`.
+ */
+export async function requestTestWake(pool: DatabasePool, device: DeviceIdentity, everyMs: number): Promise<TestWakeRequest | null> {
+  return pool.transaction(async (tx) => {
+    const waitMs = await tx.maybeOne(sql.type(z.object({ wait_ms: z.number().nullable() }))`
+      SELECT (extract(epoch FROM test_wake_requested_at + ${everyMs} * interval '1 millisecond' - now()) * 1000)::float8 AS wait_ms
+      FROM push_registrations WHERE user_id = ${device.userId} AND device_id = ${device.deviceId}
+      FOR NO KEY UPDATE`);
+    if (waitMs === null) return null;
+    if (waitMs.wait_ms !== null && waitMs.wait_ms > 0) return { kind: 'too-soon', retryAfterSeconds: Math.ceil(waitMs.wait_ms / 1000) };
+    const view = await tx.one(sql.type(registrationView)`
+      UPDATE push_registrations SET test_wake_pending = true, test_wake_requested_at = now()
+      WHERE user_id = ${device.userId} AND device_id = ${device.deviceId}
+      RETURNING ${viewColumns}`);
+    return { kind: 'requested', view };
+  });
 }
 
 /** Deletes the registration (its pending rows cascade). Idempotent. */

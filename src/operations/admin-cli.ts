@@ -5,6 +5,7 @@
  *   push-admin device <user_id> <device_id>   registration (no secrets), FCM budget, back-off, pending rows, sessions, workflow state, Web UI link
  *   push-admin count                          registrations by transport, pending rows
  *   push-admin prune <user_id> <device_id>    delete one registration as DELETE /api/push/registration does
+ *   push-admin wake <user_id> <device_id>     one test wake as POST /api/push/registration/test asks for, and the provider's answer
  *
  * `--json` prints one JSON document instead of text.
  */
@@ -13,19 +14,22 @@ import type { AdminConfig } from '../config/index.js';
 import { createDatabasePool } from '../db/pool.js';
 import { createTemporalClient } from '../../temporal/client.js';
 import { inspectDevice } from './device-report.js';
-import { formatCounts, formatDeviceReport, formatPrune } from './format.js';
+import { formatCounts, formatDeviceReport, formatPrune, formatTestWake } from './format.js';
 import { pruneRegistration } from './prune-registration.js';
 import { countRegistrations } from './registration-counts.js';
+import { testWakeDevice } from './test-wake.js';
 
 export const adminUsage = `usage: push-admin device <user_id> <device_id> [--json]
        push-admin count [--json]
        push-admin prune <user_id> <device_id> [--json]
+       push-admin wake <user_id> <device_id> [--timeout S] [--json]
 
 Reads DATABASE_URL, TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and TEMPORAL_UI_URL (optional,
 for Web UI links) like the services do. Never prints a push token, endpoint or key.`;
 
 export type AdminCommand =
   | { readonly command: 'device' | 'prune'; readonly userId: string; readonly deviceId: string; readonly json: boolean }
+  | { readonly command: 'wake'; readonly userId: string; readonly deviceId: string; readonly json: boolean; readonly timeoutMs: number }
   | { readonly command: 'count'; readonly json: boolean }
   | { readonly command: 'help' };
 
@@ -34,9 +38,13 @@ export class AdminUsageError extends Error {
 }
 
 export function parseAdminArgs(args: readonly string[]): AdminCommand {
-  let parsed: { values: { json?: boolean; help?: boolean }; positionals: string[] };
+  let parsed: { values: { json?: boolean; help?: boolean; timeout?: string }; positionals: string[] };
   try {
-    parsed = parseArgs({ args: [...args], allowPositionals: true, options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
+    parsed = parseArgs({
+      args: [...args],
+      allowPositionals: true,
+      options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, timeout: { type: 'string' } },
+    });
   } catch (error) {
     throw new AdminUsageError(error instanceof Error ? error.message : String(error));
   }
@@ -44,18 +52,28 @@ export function parseAdminArgs(args: readonly string[]): AdminCommand {
   const json = parsed.values.json === true;
   if (parsed.values.help === true || command === undefined || command === 'help') return { command: 'help' };
   if (command === 'count' && rest.length === 0) return { command, json };
-  if ((command === 'device' || command === 'prune') && rest.length === 2) {
+  if ((command === 'device' || command === 'prune' || command === 'wake') && rest.length === 2) {
     const [userId, deviceId] = rest as [string, string];
     if (!/^[1-9]\d{0,18}$/.test(userId)) throw new AdminUsageError(`user_id must be a decimal id (got "${userId}")`);
     if (deviceId === '') throw new AdminUsageError('device_id must not be empty');
+    if (command === 'wake') return { command, userId, deviceId, json, timeoutMs: wakeTimeoutMs(parsed.values.timeout) };
     return { command, userId, deviceId, json };
   }
   throw new AdminUsageError(`unknown or incomplete command: ${parsed.positionals.join(' ')}`);
 }
 
+/** `--timeout S` of `wake`: how long to wait for the provider's answer (default 30 s). */
+function wakeTimeoutMs(value: string | undefined): number {
+  if (value === undefined) return 30_000;
+  if (!/^\d{1,4}$/.test(value) || Number(value) < 1) throw new AdminUsageError(`--timeout must be whole seconds, 1 or more (got "${value}")`);
+  return Number(value) * 1_000;
+}
+
 /**
  * Runs one command; returns the process exit code: 0, or 4 when the device has no
- * registration. The configuration is loaded only when a command needs it (`help` does not).
+ * registration; `wake` also 2 when the provider did not accept the test wake (held back,
+ * refused, or no answer in time). The configuration is loaded only when a command needs it
+ * (`help` does not).
  */
 export async function runAdmin(command: AdminCommand, loadConfig: () => AdminConfig, out: (line: string) => void): Promise<number> {
   if (command.command === 'help') {
@@ -83,6 +101,12 @@ export async function runAdmin(command: AdminCommand, loadConfig: () => AdminCon
       const report = await inspectDevice(deps, command.userId, command.deviceId);
       print(report, formatDeviceReport(report));
       return report.registration === null ? 4 : 0;
+    }
+    if (command.command === 'wake') {
+      const deps = { pool, temporal: temporal.client, taskQueue: config.temporal.taskQueue, policy: config.wakePolicy, timeoutMs: command.timeoutMs };
+      const report = await testWakeDevice(deps, command.userId, command.deviceId);
+      print(report, formatTestWake(report));
+      return report.outcome === 'no-registration' ? 4 : report.outcome === 'accepted' ? 0 : 2;
     }
     const result = await pruneRegistration(pool, temporal.client, command.userId, command.deviceId);
     print(result, formatPrune(command.userId, command.deviceId, result));

@@ -11,8 +11,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../db/pool.js';
 import { registry } from '../metrics.js';
-import { transportNames } from '../domain.js';
-import { repeatedlyUndrainedAfter } from '../../activities/registration.js';
+import { repeatedlyUndrainedAfter, transportNames } from '../domain.js';
 
 interface Snapshot {
   readonly pendingRows: number;

@@ -7,7 +7,8 @@
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRegistrationActivities, repeatedlyUndrainedAfter } from '../../activities/registration.js';
+import { createRegistrationActivities } from '../../activities/registration.js';
+import { repeatedlyUndrainedAfter } from '../../src/domain.js';
 import { drainPending } from '../../src/api/drain.js';
 import { createLogger } from '../../src/log.js';
 import { flaggedCounts } from '../../src/operations/metrics-collectors.js';

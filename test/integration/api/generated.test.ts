@@ -9,8 +9,8 @@
  *   that rule's documented status, error and message;
  * - an invalid request gets a 4xx with the documented error shape;
  * - nothing gets a 5xx, and every response matches the document (status, headers, body);
- * - after a registration, the `links` of its 200 are followed (GET, DELETE, drain) and agree
- *   with what was stored; after a refusal, nothing was stored.
+ * - after a registration, the `links` of its 200 are followed (GET, DELETE, drain, test wake)
+ *   and agree with what was stored; after a refusal, nothing was stored.
  *
  * Bounded (API_GENERATED_RUNS, default below); fast-check prints the seed and path of a
  * failure: replay it with API_GENERATED_SEED=<seed> (and API_GENERATED_PATH=<path>).
@@ -256,6 +256,9 @@ async function followLinks(api: TestApi, token: string, stored: unknown, order: 
     } else if (operationId === 'getRegistration') {
       expect(response.status).toBe(200);
       expect(response.json).toEqual(registered);
+    } else if (operationId === 'testWake') {
+      expect(response.status, response.text).toBe(202);
+      registered = response.json;
     } else if (operationId === 'drain') {
       expect(response.status).toBe(200);
       expect(response.json).toEqual([]);

@@ -17,6 +17,7 @@ describe('simulate-device arguments', () => {
       wakes: undefined,
       timeoutMs: undefined,
       keepRegistration: false,
+      testWake: false,
       json: false,
     });
   });
