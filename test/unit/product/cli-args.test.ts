@@ -74,10 +74,12 @@ describe('simulate-device arguments', () => {
 });
 
 describe('push-admin arguments', () => {
-  it('reads the three commands', () => {
+  it('reads the four commands', () => {
     expect(parseAdminArgs(['device', '12', 'phone:1'])).toEqual({ command: 'device', userId: '12', deviceId: 'phone:1', json: false });
     expect(parseAdminArgs(['prune', '12', 'p', '--json'])).toEqual({ command: 'prune', userId: '12', deviceId: 'p', json: true });
     expect(parseAdminArgs(['count'])).toEqual({ command: 'count', json: false });
+    expect(parseAdminArgs(['wake', '12', 'p'])).toEqual({ command: 'wake', userId: '12', deviceId: 'p', json: false, timeoutMs: 30_000 });
+    expect(parseAdminArgs(['wake', '12', 'p', '--timeout', '5', '--json'])).toMatchObject({ timeoutMs: 5_000, json: true });
     expect(parseAdminArgs([])).toEqual({ command: 'help' });
     expect(parseAdminArgs(['--help'])).toEqual({ command: 'help' });
   });
@@ -88,6 +90,8 @@ describe('push-admin arguments', () => {
     [['prune', '12', ''], 'device_id must not be empty'],
     [['count', 'extra'], 'unknown or incomplete command'],
     [['drop-everything'], 'unknown or incomplete command'],
+    [['wake', '12', 'p', '--timeout', '0'], '--timeout must be whole seconds'],
+    [['wake', '12', 'p', '--timeout', 'soon'], '--timeout must be whole seconds'],
   ])('refuses %j', (args, message) => {
     expect(() => parseAdminArgs(args)).toThrow(AdminUsageError);
     expect(() => parseAdminArgs(args)).toThrow(message);
