@@ -13,10 +13,11 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../src/db/pool.js';
 import type { Logger } from '../src/log.js';
-import type { DeferralCause, DeliveryOutcome, RegistrationForSend, WakeSender } from '../src/transports/types.js';
+import { providerAnswer, type DeferralCause, type DeliveryOutcome, type RegistrationForSend, type WakeSender } from '../src/transports/types.js';
 import {
   budgeted,
   gateOf,
+  hasWork,
   wakeVerdict,
   type DeliveryControl,
   type DeviceGate,
@@ -25,7 +26,7 @@ import {
   type WakePolicy,
 } from '../workflows/wake-policy.js';
 import { fcmWakesHeldBack, messageToWake, prunes, rateLimitBackoffs, wakes } from './metrics.js';
-import { transportNameSchema, type BackoffCause, type TransportName, type WakePriority } from '../src/domain.js';
+import { repeatedlyUndrainedAfter, transportNameSchema, type BackoffCause, type TransportName, type WakePriority } from '../src/domain.js';
 import { errorSummary } from '../src/error-summary.js';
 import { traceClaim, traceProviderCall, traceSend, type ClaimAnswer, type MessageTraces } from './message-traces.js';
 
@@ -95,7 +96,10 @@ export type ClaimResult =
   | {
       readonly status: 'not-claimed';
       readonly registrationId: string;
-      /** What a wake sent now would carry: for a claim the workflow has to send again (see the workflow). */
+      /**
+       * What a wake sent now would carry: with a wake outstanding, the priority it was claimed
+       * with — for a claim the workflow has to send again (see the workflow).
+       */
       readonly priority: WakePriority;
       readonly transport: TransportName;
       readonly intervals: Intervals;
@@ -146,7 +150,10 @@ const claimRow = z.object({
   dm_pending: z.boolean(),
   first_new_at: z.date().nullable(),
   first_new_dm_at: z.date().nullable(),
+  test_wake_pending: z.boolean(),
   claimed: z.boolean(),
+  /** The priority the claim recorded: what its wake must be sent with, on a retry too. */
+  claimed_priority: z.enum(['normal', 'high']).nullable(),
 });
 
 const sendRow = z.object({
@@ -155,7 +162,6 @@ const sendRow = z.object({
   token: z.string(),
   up_p256dh: z.instanceof(Buffer).nullable(),
   up_auth: z.instanceof(Buffer).nullable(),
-  failures: z.number(),
   backoff_count: z.number(),
 });
 
@@ -174,9 +180,9 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
    * claim that waited for the drain's row lock would re-check only the registration row against
    * its old snapshot of push_pending, and could claim with nothing pending.)
    *
-   * The UPDATE claims when rows are pending and either this is a retry of this very claim (same
-   * workflow time: it matches its own write, so a lost activity result never turns into a
-   * second wake), or the policy allows a wake now. It records the wake's priority and spends
+   * The UPDATE claims when rows are pending (or a test wake is) and either this is a retry of
+   * this very claim (same workflow time: it matches its own write, so a lost activity result
+   * never turns into a second wake), or the policy allows a wake now. It records the wake's priority and spends
    * the FCM budget in the same UPDATE. The SQL is held equal to `wakeVerdict` by
    * test/integration/wake-policy-sql.test.ts; what a refused claim reports (when it could
    * succeed, and why not now) comes from `wakeVerdict` itself.
@@ -200,7 +206,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
         WITH current AS (
           SELECT r.id, r.transport, r.wake_outstanding, r.last_woken_at, r.last_wake_priority, r.backoff_until, r.backoff_reason,
                  r.fcm_budget_tat, pending.has_pending, pending.dm_pending, pending.first_new_at, pending.first_new_dm_at,
-                 (r.transport = 'fcm' AND ${fcmBudget.burst} > 0) AS budgeted
+                 r.test_wake_pending, (r.transport = 'fcm' AND ${fcmBudget.burst} > 0) AS budgeted
           FROM push_registrations r
           CROSS JOIN LATERAL (
             SELECT count(*) > 0 AS has_pending, coalesce(bool_or(p.is_dm), false) AS dm_pending,
@@ -217,7 +223,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
           SELECT c.*,
                  (c.wake_outstanding AND coalesce(c.last_woken_at = ${now}::timestamptz, false)) AS retry,
                  (c.woken_at IS NULL OR c.woken_at <= ${now}::timestamptz - ${minIntervalMs} * interval '1 millisecond') AS interval_over,
-                 (NOT c.wake_outstanding OR c.escalation OR c.woken_at IS NULL
+                 (NOT c.wake_outstanding OR c.escalation OR c.test_wake_pending OR c.woken_at IS NULL
                    OR c.woken_at <= ${now}::timestamptz - ${rewakeAfterMs} * interval '1 millisecond') AS coalescing_allows,
                  (c.backoff_until IS NULL OR c.backoff_until <= ${now}::timestamptz) AS backoff_over,
                  greatest(coalesce(c.fcm_budget_tat, ${now}::timestamptz), ${now}::timestamptz) + ${fcmBudget.refillMs} * interval '1 millisecond' AS spent_tat
@@ -225,22 +231,23 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
         ), judged AS (
           SELECT d.*,
                  (NOT d.budgeted OR d.spent_tat - ${now}::timestamptz
-                   <= (${fcmBudget.burst} - CASE WHEN d.dm_pending THEN 0 ELSE ${fcmBudget.dmReserve} END) * ${fcmBudget.refillMs} * interval '1 millisecond') AS budget_ok
+                   <= (${fcmBudget.burst} - CASE WHEN d.dm_pending OR d.test_wake_pending THEN 0 ELSE ${fcmBudget.dmReserve} END) * ${fcmBudget.refillMs} * interval '1 millisecond') AS budget_ok
           FROM decided d
         ), claimed AS (
           UPDATE push_registrations r
           SET wake_outstanding = true,
               last_woken_at = ${now}::timestamptz,
-              last_wake_priority = CASE WHEN j.retry THEN r.last_wake_priority WHEN j.dm_pending THEN 'high' ELSE 'normal' END,
+              last_wake_priority = CASE WHEN j.retry THEN r.last_wake_priority WHEN j.dm_pending OR j.test_wake_pending THEN 'high' ELSE 'normal' END,
               fcm_budget_tat = CASE WHEN j.budgeted AND NOT j.retry THEN j.spent_tat ELSE r.fcm_budget_tat END
           FROM judged j
-          WHERE r.id = j.id AND j.has_pending
+          WHERE r.id = j.id AND (j.has_pending OR j.test_wake_pending)
             AND (j.retry OR (j.interval_over AND j.coalescing_allows AND j.backoff_over AND j.budget_ok))
-          RETURNING r.id, r.fcm_budget_tat
+          RETURNING r.id, r.fcm_budget_tat, r.last_wake_priority AS claimed_priority
         )
         SELECT j.id, j.transport, j.wake_outstanding, j.last_woken_at, j.last_wake_priority, j.backoff_until, j.backoff_reason,
                coalesce(claimed.fcm_budget_tat, j.fcm_budget_tat) AS fcm_budget_tat,
-               j.has_pending, j.dm_pending, j.first_new_at, j.first_new_dm_at, claimed.id IS NOT NULL AS claimed
+               j.has_pending, j.dm_pending, j.first_new_at, j.first_new_dm_at, j.test_wake_pending,
+               claimed.id IS NOT NULL AS claimed, claimed.claimed_priority
         FROM judged j LEFT JOIN claimed ON claimed.id = j.id`);
     });
     if (row === null) return { status: 'gone' };
@@ -249,20 +256,30 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
     const control = deliveryControl(row, input.now);
     const common = {
       registrationId: row.id,
-      priority: verdict.priority,
       transport: row.transport,
       intervals,
       ...(control === undefined ? {} : { control }),
     };
     if (row.claimed) {
-      const messageAt = (verdict.priority === 'high' ? row.first_new_dm_at : row.first_new_at)?.getTime();
-      return { status: 'claimed', ...common, ...(verdict.escalation ? { escalation: true } : {}), ...(messageAt === undefined ? {} : { messageAt }) };
+      // What the claim recorded, not what the rows would give now: a retried claim (a DM arrived
+      // between the attempts) sends the wake it recorded, and the next look escalates it once.
+      const priority = row.claimed_priority ?? verdict.priority;
+      const messageAt = (priority === 'high' ? row.first_new_dm_at : row.first_new_at)?.getTime();
+      return {
+        status: 'claimed',
+        ...common,
+        priority,
+        ...(verdict.escalation && priority === 'high' ? { escalation: true } : {}),
+        ...(messageAt === undefined ? {} : { messageAt }),
+      };
     }
     if (verdict.heldBack === 'budget') fcmWakesHeldBack.inc({ priority: verdict.priority });
     return {
       status: 'not-claimed',
       ...common,
-      observed: { outstanding: row.wake_outstanding, hasPending: row.has_pending, lastWokenAt: row.last_woken_at?.getTime() ?? null },
+      // An outstanding wake is sent again (a claim whose task was lost) with the priority it was claimed with.
+      priority: row.wake_outstanding ? (row.last_wake_priority ?? 'high') : verdict.priority,
+      observed: { outstanding: row.wake_outstanding, hasPending: hasWork(gate), lastWokenAt: row.last_woken_at?.getTime() ?? null },
       readyAt: verdict.readyAt,
       ...(verdict.heldBack === undefined ? {} : { heldBack: verdict.heldBack }),
     };
@@ -310,7 +327,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
   async function sendWakeUnguarded(input: SendInput): Promise<SendResult> {
     const now = input.now ?? Date.now();
     const row = await pool.maybeOne(sql.type(sendRow)`
-      SELECT id, transport, token, up_p256dh, up_auth, failures, backoff_count FROM push_registrations WHERE id = ${input.registrationId}`);
+      SELECT id, transport, token, up_p256dh, up_auth, backoff_count FROM push_registrations WHERE id = ${input.registrationId}`);
     if (row === null) return { kind: 'gone' };
     const registration: RegistrationForSend = {
       id: row.id,
@@ -335,7 +352,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
         // The wake is out: nothing after this point may fail the activity, or Temporal would
         // retry it and send the wake a second time.
         if (input.messageAt !== undefined) messageToWake.observe({ priority: input.priority }, Math.max(0, Date.now() - input.messageAt) / 1000);
-        if (row.failures > 0 || row.backoff_count > 0) await resetFailures(registration, ids);
+        await recordDelivery(registration, ids, providerAnswer(registration.transport, outcome));
         return { kind: 'delivered' };
       case 'dead':
         await deleteIfUnchanged(registration);
@@ -367,6 +384,8 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
         backoff_cause = ${deferral.cause},
         backoff_origin = ${deferral.origin ?? null},
         failures = failures + ${deferral.counts ? 1 : 0},
+        last_send_answer = ${deferral.reason},
+        last_send_at = now(),
         fcm_budget_tat = CASE WHEN transport = 'fcm' AND ${fcmBudget.burst > 0} THEN fcm_budget_tat - ${fcmBudget.refillMs} * interval '1 millisecond'
                               ELSE fcm_budget_tat END
       WHERE id = ${registration.id} AND token = ${registration.token}
@@ -415,14 +434,25 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
     return deferWake(registration, ids, { reason, cause: 'misconfigured', delayMs, counts: false, origin }, now);
   }
 
-  /** After a delivery: failures and back-off start again. Best effort; a miss is reset by the next delivery. */
-  async function resetFailures(registration: RegistrationForSend, ids: Record<string, string>): Promise<void> {
+  /**
+   * After a delivery: when it went out (the device's `last_woken_at`), the provider's answer, one
+   * more wake since the last drain — unless the device drained since the claim (the drain cleared
+   * `wake_outstanding`: the phone took this wake already) — a test wake no longer pending, and
+   * failures and back-off start again. Best effort: the next delivery records anew.
+   */
+  async function recordDelivery(registration: RegistrationForSend, ids: Record<string, string>, answer: string): Promise<void> {
     try {
       await pool.query(sql.unsafe`
-        UPDATE push_registrations SET failures = 0, backoff_count = 0, backoff_until = NULL, backoff_reason = NULL, backoff_origin = NULL
-        WHERE id = ${registration.id} AND token = ${registration.token} AND (failures <> 0 OR backoff_count <> 0)`);
+        UPDATE push_registrations SET
+          last_delivered_at = now(),
+          wakes_since_drain = wakes_since_drain + CASE WHEN wake_outstanding THEN 1 ELSE 0 END,
+          repeatedly_undrained = wakes_since_drain + CASE WHEN wake_outstanding THEN 1 ELSE 0 END >= ${repeatedlyUndrainedAfter},
+          test_wake_pending = false,
+          last_send_answer = ${answer}, last_send_at = now(),
+          failures = 0, backoff_count = 0, backoff_until = NULL, backoff_reason = NULL, backoff_origin = NULL
+        WHERE id = ${registration.id} AND token = ${registration.token}`);
     } catch (error) {
-      log.warn({ ...ids, err: errorSummary(error) }, 'wake delivered; could not reset the failure count (the next delivery will)');
+      log.warn({ ...ids, err: errorSummary(error) }, 'wake delivered; could not record it (the next delivery will)');
     }
   }
 

@@ -10,6 +10,7 @@
  *   fan-out       1–3. one message to 1,000 / 10,000 devices vs engine ceiling vs floor (+4: first-wake history)
  *   drain-api     7. the api's drain vs a bare Koa handler with the same SQL
  *   live-traffic  4–5. a busy channel, wake cycles and idle devices in real time, counted from histories
+ *   wake-to-drain message → drain and wake → drain as simulated phones see them, beside the api's figures
  *   worker-memory 8. worker RSS per 1,000 cached workflows
  *   fcm-budget    9. a busy channel through FCM, the per-device wake budget off and on (time-skipping server)
  *   sweep         maintenance: the no-session sweep's full pass at 1,000,000 registrations vs one bare DELETE
@@ -42,6 +43,7 @@ import { measureOutageRecovery } from './measure/outage-recovery.js';
 import { measureScaleChurn } from './measure/scale-churn.js';
 import { measureScalePostgres } from './measure/scale-postgres.js';
 import { measureWakePath } from './measure/wake-path.js';
+import { measureWakeToDrain } from './measure/wake-to-drain.js';
 import { measureWorkerMemory } from './measure/worker-memory.js';
 import { Report } from './report.js';
 import { loadBenchSettings, type BenchSettings, type MeasurementName } from './settings.js';
@@ -60,6 +62,7 @@ const measurements: readonly (readonly [MeasurementName, Measure])[] = [
   ['bridge-sql', (stack, report, settings, tap) => measureBridgeSql(stack, report, settings, tap.distributor)],
   ['drain-api', measureDrainApi],
   ['live-traffic', measureLiveTraffic],
+  ['wake-to-drain', measureWakeToDrain],
   ['worker-memory', measureWorkerMemory],
   ['fcm-budget', (stack, report, settings) => measureFcmBudget(stack, report, settings)],
   ['fan-out', measureFanOut],
@@ -126,6 +129,7 @@ const docsOrder: readonly string[] = [
   'dm-latency',
   'dm-latency-server',
   'live-traffic',
+  'wake-to-drain',
   'bridge-sql',
   'drain-api',
   'worker-memory',

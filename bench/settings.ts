@@ -22,6 +22,7 @@ export const measurementNames = [
   'fan-out-server',
   'dm-latency',
   'dm-latency-server',
+  'wake-to-drain',
 ] as const;
 export type MeasurementName = (typeof measurementNames)[number];
 
@@ -71,6 +72,8 @@ export interface BenchSettings {
     readonly idleDevices: number;
   };
   readonly workerMemory: { readonly steps: readonly number[] };
+  /** Devices woken and drained, rounds of a DM each then a channel message (bench/measure/wake-to-drain.ts). */
+  readonly wakeToDrain: { readonly devices: number; readonly rounds: number };
   /** Busy channel through FCM on the time-skipping server: devices, workflow time per setting, a DM per device this often. */
   readonly fcmBudget: { readonly devices: number; readonly durationMs: number; readonly dmEveryMs: number };
   /** Registrations the maintenance sweep passes over; rounds after a warm-up. */
@@ -118,6 +121,7 @@ const full: Omit<BenchSettings, 'only' | 'repeat'> = {
   drainApi: { devices: 500, concurrency: 32, rounds: 4, channelsPerDevice: 3 },
   liveTraffic: { durationMs: 5 * 60_000, busyDevices: 20, quietDevices: 5, quietEveryMs: 20_000, idleDevices: 5 },
   workerMemory: { steps: [1_000, 2_000] },
+  wakeToDrain: { devices: 100, rounds: 5 },
   fcmBudget: { devices: 3, durationMs: 3_600_000, dmEveryMs: 10 * 60_000 },
   sweep: { registrations: 1_000_000, rounds: 2 },
   outageRecovery: { registrations: 1_000_000, referenceCapMs: 60_000 },
@@ -154,6 +158,7 @@ const small: Omit<BenchSettings, 'only' | 'repeat'> = {
   drainApi: { devices: 100, concurrency: 16, rounds: 2, channelsPerDevice: 3 },
   liveTraffic: { durationMs: 60_000, busyDevices: 5, quietDevices: 3, quietEveryMs: 20_000, idleDevices: 3 },
   workerMemory: { steps: [250, 500] },
+  wakeToDrain: { devices: 20, rounds: 2 },
   fcmBudget: { devices: 2, durationMs: 25 * 60_000, dmEveryMs: 5 * 60_000 },
   sweep: { registrations: 100_000, rounds: 1 },
   outageRecovery: { registrations: 100_000, referenceCapMs: 20_000 },

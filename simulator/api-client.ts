@@ -3,7 +3,7 @@
  * JWT, and the device is the token's. Errors keep the contract's `{error, message}`.
  */
 import type { DrainItem } from '../src/api/drain.js';
-import type { TransportName } from '../src/domain.js';
+import type { TransportName, WakePriority } from '../src/domain.js';
 
 /** One drained channel, as the api answers it. */
 export type { DrainItem };
@@ -20,6 +20,23 @@ export interface RegistrationJson {
   readonly created_at: string;
   readonly updated_at: string;
   readonly encrypted?: boolean;
+  /** The device's delivery state (docs/api.md). */
+  readonly last_woken_at?: string | null;
+  readonly last_drained_at?: string | null;
+  readonly delivery?: {
+    readonly state: 'ok' | 'held';
+    readonly reason?: string;
+    readonly until?: string;
+    readonly failures: number;
+    readonly wakes_since_drain: number;
+    readonly priority_lowered: boolean;
+  };
+}
+
+/** What the phone saw of its wake (FCM's `getPriority()`, `getOriginalPriority()`). */
+export interface WakeReportBody {
+  readonly priority: WakePriority;
+  readonly original_priority: WakePriority;
 }
 
 export interface PushConfig {
@@ -43,7 +60,10 @@ export interface DeviceApi {
   config(): Promise<PushConfig>;
   register(body: RegistrationBody): Promise<RegistrationJson>;
   registration(): Promise<RegistrationJson | null>;
-  drain(): Promise<DrainItem[]>;
+  /** `POST /api/push/registration/test`: one test wake; the registration as it stands when asked. */
+  testWake(): Promise<RegistrationJson>;
+  /** `POST /api/push/drain`, with what the phone saw of the wake that woke it when it knows. */
+  drain(report?: WakeReportBody): Promise<DrainItem[]>;
   unregister(): Promise<void>;
 }
 
@@ -75,7 +95,8 @@ export function deviceApi(apiUrl: string, jwt: string, timeoutMs = 10_000): Devi
       const { status, value } = await expect<RegistrationJson>('GET', '/api/push/registration', [200, 404]);
       return status === 404 ? null : value;
     },
-    drain: async () => (await expect<DrainItem[]>('POST', '/api/push/drain', [200])).value,
+    testWake: async () => (await expect<RegistrationJson>('POST', '/api/push/registration/test', [202])).value,
+    drain: async (report) => (await expect<DrainItem[]>('POST', '/api/push/drain', [200], report === undefined ? undefined : { wake: report })).value,
     unregister: async () => void (await expect('DELETE', '/api/push/registration', [204])),
   };
 }

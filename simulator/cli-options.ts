@@ -14,6 +14,8 @@ export interface SimulatorOptions {
   readonly keys: boolean;
   /** FCM: the local FCM stand-in the instance's FCM_ENDPOINT points at. */
   readonly fcmStandIn: string | undefined;
+  /** FCM: the stand-in delivers this phone's HIGH wakes as NORMAL (FCM's lowering); the phone reports it on draining. */
+  readonly fcmLowerHigh: boolean;
   /** UnifiedPush: where the local distributor listens, and the URL the instance reaches it by. */
   readonly listen: { readonly host: string; readonly port: number };
   readonly publicUrl: string | undefined;
@@ -22,16 +24,22 @@ export interface SimulatorOptions {
   /** Give up when no wake came for this long (undefined: wait forever). */
   readonly timeoutMs: number | undefined;
   readonly keepRegistration: boolean;
+  /** Once registered, ask for a test wake (`POST /api/push/registration/test`). */
+  readonly testWake: boolean;
   readonly json: boolean;
 }
 
 export const simulatorUsage = `usage: simulate-device --api URL (--token JWT | --token-file FILE | --jwt-secret-file FILE --user ID --device ID)
-                       [--transport unifiedpush|fcm] [--no-keys] [--fcm-stand-in URL]
+                       [--transport unifiedpush|fcm] [--no-keys] [--fcm-stand-in URL] [--fcm-lower-high]
                        [--listen HOST:PORT] [--public-url URL] [--wakes N] [--timeout S]
-                       [--keep-registration] [--json]
+                       [--keep-registration] [--test-wake] [--json]
 
 Registers a simulated Android device with the instance, prints every wake it receives
-(decrypted for UnifiedPush), drains after each, and unregisters on exit.`;
+(decrypted for UnifiedPush), drains after each — saying, for FCM, what priority the wake was
+sent with and arrived with — and unregisters on exit. --fcm-lower-high has the FCM stand-in
+deliver the phone's HIGH wakes as NORMAL, as FCM does for an app whose HIGH messages show no
+notification. --test-wake asks the instance for a test wake once registered: it comes though
+nothing is waiting.`;
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -52,11 +60,13 @@ export function parseSimulatorArgs(args: readonly string[]): SimulatorOptions {
         transport: { type: 'string', default: 'unifiedpush' },
         'no-keys': { type: 'boolean', default: false },
         'fcm-stand-in': { type: 'string' },
+        'fcm-lower-high': { type: 'boolean', default: false },
         listen: { type: 'string', default: '127.0.0.1:0' },
         'public-url': { type: 'string' },
         wakes: { type: 'string' },
         timeout: { type: 'string' },
         'keep-registration': { type: 'boolean', default: false },
+        'test-wake': { type: 'boolean', default: false },
         json: { type: 'boolean', default: false },
       },
     }),
@@ -68,17 +78,20 @@ export function parseSimulatorArgs(args: readonly string[]): SimulatorOptions {
   if (transport === 'fcm' && fcmStandIn === undefined) {
     throw new UsageError('--transport fcm needs --fcm-stand-in URL: only a real phone receives wakes from the real FCM');
   }
+  if (values['fcm-lower-high'] && transport !== 'fcm') throw new UsageError('--fcm-lower-high needs --transport fcm');
   return {
     apiUrl,
     token: tokenSource(values),
     transport,
     keys: !values['no-keys'],
     fcmStandIn,
+    fcmLowerHigh: values['fcm-lower-high'],
     listen: hostPort(values.listen),
     publicUrl: values['public-url'] === undefined ? undefined : httpUrl(values['public-url'], '--public-url'),
     wakes: positive(values.wakes, '--wakes'),
     timeoutMs: mapDefined(positive(values.timeout, '--timeout'), (s) => s * 1_000),
     keepRegistration: values['keep-registration'],
+    testWake: values['test-wake'],
     json: values.json,
   };
 }

@@ -9,7 +9,8 @@ import { WakeQueue } from './wake-queue.js';
 import type { ReceivedWake, WakeSource } from './wake-source.js';
 import type { InboxWake } from '../devstack/stand-ins/fcm-inbox.js';
 
-export async function fcmSource(standInUrl: string): Promise<WakeSource> {
+/** `lowerHigh`: the stand-in delivers this phone's HIGH wakes as NORMAL, as FCM does for an app whose HIGH messages show no notification. */
+export async function fcmSource(standInUrl: string, options: { lowerHigh?: boolean } = {}): Promise<WakeSource> {
   const base = standInUrl.replace(/\/+$/, '');
   const post = async (path: string, body: unknown, signal?: AbortSignal): Promise<unknown> => {
     const response = await fetch(`${base}${path}`, {
@@ -21,7 +22,7 @@ export async function fcmSource(standInUrl: string): Promise<WakeSource> {
     if (!response.ok) throw new Error(`FCM stand-in ${path} answered ${response.status}`);
     return response.json();
   };
-  const { token } = (await post('/_device/register', {})) as { token: string };
+  const { token } = (await post('/_device/register', { lower_high: options.lowerHigh === true })) as { token: string };
   const queue = new WakeQueue<ReceivedWake>();
   const stop = new AbortController();
   const polling = (async () => {
@@ -41,7 +42,7 @@ export async function fcmSource(standInUrl: string): Promise<WakeSource> {
   return {
     transport: 'fcm',
     registration: { transport: 'fcm', token },
-    description: `FCM via the local FCM stand-in at ${new URL(base).origin}`,
+    description: `FCM via the local FCM stand-in at ${new URL(base).origin}${options.lowerHigh === true ? ' (which delivers its HIGH wakes as NORMAL)' : ''}`,
     next: (timeoutMs, signal) => queue.next(timeoutMs, signal),
     async close() {
       stop.abort();
@@ -60,6 +61,7 @@ function toWake(wake: InboxWake): ReceivedWake {
     transport: 'fcm',
     at: new Date(wake.at),
     priority: wake.priority === 'HIGH' ? 'high' : 'normal',
+    originalPriority: wake.original_priority === 'HIGH' ? 'high' : 'normal',
     encrypted: false,
     bytes: wake.request_bytes,
     payload,

@@ -5,7 +5,11 @@ import type { ReceivedWake } from './wake-source.js';
 export function describeWake(wake: ReceivedWake): string {
   const problems = wake.problems.length === 0 ? '' : `  PROBLEMS: ${wake.problems.join('; ')}`;
   if (wake.transport === 'fcm') {
-    return `wake via FCM, priority ${wake.priority.toUpperCase()}, data ${wake.payload ?? '?'} (${wake.bytes}-byte send request)${problems}`;
+    const lowered =
+      wake.originalPriority !== undefined && wake.originalPriority !== wake.priority
+        ? ` (sent ${wake.originalPriority.toUpperCase()}: lowered by FCM)`
+        : '';
+    return `wake via FCM, priority ${wake.priority.toUpperCase()}${lowered}, data ${wake.payload ?? '?'} (${wake.bytes}-byte send request)${problems}`;
   }
   const body = wake.encrypted
     ? `${wake.bytes}-byte RFC 8291 record, decrypted with the phone's key: ${wake.payload ?? '(does not decrypt)'}`

@@ -51,6 +51,12 @@ export async function runSimulator(options: SimulatorOptions, io: SimulatorIo): 
     const registration = await phone.register();
     emit('registered', `registered: ${source.description}; ${JSON.stringify(registration)}`, { registration });
     await io.onRegistered?.(registration);
+    if (options.testWake) {
+      const asked = await phone.api.testWake();
+      emit('test-wake', `asked for a test wake; delivery state now: ${JSON.stringify({ ...asked.delivery, last_woken_at: asked.last_woken_at })}`, {
+        registration: asked,
+      });
+    }
     return await receive(phone, options, io, emit);
   } finally {
     if (!options.keepRegistration) {
@@ -87,7 +93,7 @@ async function receive(phone: SimulatedPhone, options: SimulatorOptions, io: Sim
     wakes += 1;
     problems += wake.problems.length;
     emit('wake', describeWake(wake), { wake: { ...wake, at: wake.at.toISOString() } });
-    const items: DrainItem[] = await phone.drain();
+    const items: DrainItem[] = await phone.drain(wake);
     emit('drained', items.length === 0 ? 'drained: nothing waiting' : `drained ${items.length} channel(s):`, { items });
     if (!options.json) for (const item of items) io.out(`    ${describeDrainItem(item)}`);
   }
@@ -114,5 +120,5 @@ function startLocalDistributor(options: SimulatorOptions, vapidPublicKey: string
 
 async function wakeSource(options: SimulatorOptions, distributor: LocalDistributor | undefined): Promise<WakeSource> {
   if (distributor !== undefined) return unifiedPushSource(distributor, { encrypted: options.keys });
-  return fcmSource(options.fcmStandIn!);
+  return fcmSource(options.fcmStandIn!, { lowerHigh: options.fcmLowerHigh });
 }

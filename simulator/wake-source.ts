@@ -9,7 +9,10 @@ import type { TransportName, WakePriority } from '../src/domain.js';
 export interface ReceivedWake {
   readonly transport: TransportName;
   readonly at: Date;
+  /** As it arrived (FCM: `RemoteMessage.getPriority()`; UnifiedPush: its Urgency). */
   readonly priority: WakePriority;
+  /** FCM only: as it was sent (`getOriginalPriority()`); `high` with `priority` normal is a HIGH wake FCM lowered. */
+  readonly originalPriority?: WakePriority;
   /** UnifiedPush with keys: the body was an RFC 8291 record, decrypted on the phone. */
   readonly encrypted: boolean;
   /** Bytes on the wire (UnifiedPush body, or FCM send request). */

@@ -28,6 +28,13 @@ export interface DeviceToSignal extends DeviceIdentity {
 export type WakePriority = 'high' | 'normal';
 
 /**
+ * Wakes a provider accepted in a row without a drain after which a device counts as repeatedly
+ * undrained (`push_registrations_repeatedly_undrained`): its wakes reach the provider but not
+ * the app, or the app cannot drain.
+ */
+export const repeatedlyUndrainedAfter = 3;
+
+/**
  * Why a back-off holds a device's wakes, in the words the device itself is told (`delivery` of
  * `GET /api/push/registration`) and `push_registrations.backoff_cause` stores: its distributor
  * or FCM asked us to wait, the provider's origin is in outage, its endpoint keeps failing, or

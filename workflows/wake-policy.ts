@@ -13,6 +13,11 @@
  *
  * A wake's priority is high when a DM is pending, normal otherwise.
  *
+ * **A test wake** (`POST /api/push/registration/test`, `push-admin wake`) is pending as a DM
+ * is — one high wake, even with no row pending — under the interval, the back-off and the
+ * budget alike; only coalescing does not hold it: an outstanding wake is what a test of a
+ * silent phone is about, and waiting for its re-wake would answer nothing.
+ *
  * **Escalation.** At most one wake is outstanding *per priority*, and only upward: a DM that
  * arrives while only a normal wake is outstanding gets one high wake as soon as the interval
  * allows, not at the re-wake. Android holds a normal FCM message (and a UnifiedPush
@@ -81,6 +86,8 @@ export interface DeviceGate {
   readonly budgetTat: number | null;
   readonly hasPending: boolean;
   readonly dmPending: boolean;
+  /** A test wake was asked for and no provider has accepted it yet. */
+  readonly testWake: boolean;
 }
 
 /** Why a wake that coalescing would allow is not: a back-off in force, or the FCM budget. */
@@ -99,9 +106,14 @@ export interface WakeVerdict {
   readonly heldBack?: HeldBack;
 }
 
-/** The priority a wake of this device carries. */
-export function wakePriority(gate: Pick<DeviceGate, 'dmPending'>): WakePriority {
-  return gate.dmPending ? 'high' : 'normal';
+/** The priority a wake of this device carries: high for a DM, or a test wake. */
+export function wakePriority(gate: Pick<DeviceGate, 'dmPending' | 'testWake'>): WakePriority {
+  return gate.dmPending || gate.testWake ? 'high' : 'normal';
+}
+
+/** Something to wake the device for: pending rows, or a test wake. */
+export function hasWork(gate: Pick<DeviceGate, 'hasPending' | 'testWake'>): boolean {
+  return gate.hasPending || gate.testWake;
 }
 
 /** The earliest time the minimum interval allows the next wake (now, if never woken). */
@@ -149,10 +161,10 @@ export function budgetSpent(budget: FcmBudget, tat: number | null, now: number):
 export function wakeVerdict(policy: WakePolicy, gate: DeviceGate, now: number): WakeVerdict {
   const priority = wakePriority(gate);
   const escalation = canEscalate(gate);
-  if (!gate.hasPending) return { due: false, priority, escalation: false, readyAt: null };
+  if (!hasWork(gate)) return { due: false, priority, escalation: false, readyAt: null };
   const coalescingAt = Math.max(
     intervalEndsAt(policy, gate.lastWokenAt, now),
-    gate.outstanding && !escalation ? rewakeAt(policy, gate.lastWokenAt, now) : now,
+    gate.outstanding && !escalation && !gate.testWake ? rewakeAt(policy, gate.lastWokenAt, now) : now,
   );
   const backoffAt = gate.backoffUntil ?? now;
   const budgetAt = budgeted(policy, gate.transport) ? budgetReadyAt(policy.fcmBudget, gate.budgetTat, now, priority) : now;
@@ -165,7 +177,7 @@ export function wakeVerdict(policy: WakePolicy, gate: DeviceGate, now: number): 
 /** What the device's owner may be told of why its wakes wait, if they do (the `delivery` of `GET /api/push/registration`). */
 export function heldBackUntil(policy: WakePolicy, gate: DeviceGate, now: number): { readonly reason: HeldBack; readonly until: number } | null {
   if (gate.backoffUntil !== null && gate.backoffUntil > now) return { reason: 'backoff', until: gate.backoffUntil };
-  if (!budgeted(policy, gate.transport) || !gate.hasPending) return null;
+  if (!budgeted(policy, gate.transport) || !hasWork(gate)) return null;
   const until = budgetReadyAt(policy.fcmBudget, gate.budgetTat, now, wakePriority(gate));
   return until > now ? { reason: 'budget', until } : null;
 }
@@ -180,6 +192,7 @@ export interface StoredGate {
   readonly fcm_budget_tat: Date | null;
   readonly has_pending: boolean;
   readonly dm_pending: boolean;
+  readonly test_wake_pending: boolean;
 }
 
 /** The gate a stored registration row describes. */
@@ -193,5 +206,6 @@ export function gateOf(row: StoredGate): DeviceGate {
     budgetTat: row.fcm_budget_tat?.getTime() ?? null,
     hasPending: row.has_pending,
     dmPending: row.dm_pending,
+    testWake: row.test_wake_pending,
   };
 }

@@ -30,9 +30,9 @@ serveParent({
     }
     app.use(async (ctx) => {
       const device = { userId: ctx.get('x-user-id'), deviceId: ctx.get('x-device-id') };
-      const items = await drainPending(pool, device);
-      if (items === null) ctx.status = 404;
-      else ctx.body = items;
+      const drained = await drainPending(pool, device);
+      if (drained === null) ctx.status = 404;
+      else ctx.body = drained.items;
     });
     const server: Server = await new Promise((resolve, reject) => {
       const s = app.listen(0, '127.0.0.1', () => resolve(s));

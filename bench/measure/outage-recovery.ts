@@ -73,7 +73,7 @@ export async function measureOutageRecovery(stack: BenchStack, report: Report, s
 
     const started = performance.now();
     let pages = 0;
-    const cleared = await clearOutageBackoffs(pool, origin, async () => void pages++);
+    const { cleared } = await clearOutageBackoffs(pool, origin, async () => void pages++);
     const ms = performance.now() - started;
     if (cleared !== registrations) throw new Error(`recovery cleared ${cleared} back-offs (expected ${registrations})`);
 

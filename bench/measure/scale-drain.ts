@@ -26,7 +26,7 @@ export async function measureDrain(pool: DatabasePool, report: Report, section: 
     if (k % 2 === 0) {
       const drained = await drainPending(pool, { userId, deviceId: 'phone' });
       ours.push(performance.now() - t);
-      items += drained?.length ?? 0;
+      items += drained?.items.length ?? 0;
     } else {
       await pool.transaction(async (tx) => {
         const id = await tx.oneFirst(sql.type(z.object({ id: z.string() }))`

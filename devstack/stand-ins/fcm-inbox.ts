@@ -3,7 +3,11 @@
  * Google Play services and its messages over Google's own connection; a simulated phone
  * asks the stand-in instead:
  *
- *   POST /_device/register            → {"token"}          mint a registration token
+ *   POST /_device/register {lower_high?} → {"token"}       mint a registration token; with
+ *                                                          `lower_high`, FCM delivers the
+ *                                                          token's HIGH messages as NORMAL
+ *                                                          (as it does for an app whose HIGH
+ *                                                          messages show no notification)
  *   POST /_device/wakes {token, after, wait_ms}            long poll: the messages FCM
  *                                     → {"wakes": [...]}   accepted for that token after
  *                                                          sequence number `after`
@@ -20,7 +24,10 @@ export interface InboxWake {
   readonly seq: number;
   /** RFC 3339 time FCM accepted it. */
   readonly at: string;
+  /** As delivered (`RemoteMessage.getPriority()`): NORMAL for a lowered HIGH message. */
   readonly priority: 'HIGH' | 'NORMAL';
+  /** As sent (`RemoteMessage.getOriginalPriority()`). */
+  readonly original_priority: 'HIGH' | 'NORMAL';
   readonly collapse_key: string;
   readonly ttl: string;
   readonly data: Readonly<Record<string, string>>;
@@ -29,16 +36,18 @@ export interface InboxWake {
 }
 
 export interface FcmInbox {
-  /** Mints a registration token a device can register with. */
-  mint(): string;
+  /** Mints a registration token a device can register with (`lowerHigh`: its HIGH messages arrive as NORMAL). */
+  mint(options?: { lowerHigh?: boolean }): string;
   isKnown(token: string): boolean;
-  /** Records a message FCM accepted for `token`. */
-  deliver(token: string, wake: Omit<InboxWake, 'seq' | 'at'>): void;
+  /** Records a message FCM accepted for `token`, sent with `priority`. */
+  deliver(token: string, wake: Omit<InboxWake, 'seq' | 'at' | 'original_priority'>): void;
   /** Answers `/_device/*`; false when the path is not one of its own. */
   handle(request: FakeRequest, response: ServerResponse): boolean;
   /** Ends every waiting long poll (on close). */
   close(): void;
 }
+
+const registerSchema = z.object({ lower_high: z.boolean().default(false) });
 
 const pollSchema = z.object({
   token: z.string().min(1).max(4096),
@@ -51,6 +60,7 @@ const keptPerToken = 100;
 
 export function createFcmInbox(): FcmInbox {
   const wakes = new Map<string, InboxWake[]>();
+  const lowering = new Set<string>();
   const waiters = new Map<string, Set<() => void>>();
   let seq = 0;
   const notify = (token: string) => {
@@ -69,15 +79,20 @@ export function createFcmInbox(): FcmInbox {
     waiters.set(token, (waiters.get(token) ?? new Set()).add(answer));
     response.once('close', () => waiters.get(token)?.delete(answer));
   };
-  const mint = () => {
+  const mint = (options: { lowerHigh?: boolean } = {}) => {
     // The shape FCM's tokens have (the api refuses others): instance id, ':', 'APA91b…'.
     const token = `${randomBytes(16).toString('base64url')}:APA91b${randomBytes(96).toString('base64url')}`;
     wakes.set(token, []);
+    if (options.lowerHigh === true) lowering.add(token);
     return token;
   };
   const route = (path: string, request: FakeRequest, response: ServerResponse) => {
     if (request.method !== 'POST') return sendJson(response, 405, { error: 'POST only' });
-    if (path === '/_device/register') return sendJson(response, 200, { token: mint() });
+    if (path === '/_device/register') {
+      const parsed = registerSchema.safeParse(request.body.length === 0 ? {} : parseJson(request.body));
+      if (!parsed.success) return sendJson(response, 400, { error: 'expected {lower_high?}' });
+      return sendJson(response, 200, { token: mint({ lowerHigh: parsed.data.lower_high }) });
+    }
     if (path !== '/_device/wakes') return sendJson(response, 404, { error: 'not found' });
     const parsed = pollSchema.safeParse(parseJson(request.body));
     if (!parsed.success) return sendJson(response, 400, { error: 'expected {token, after?, wait_ms?}' });
@@ -88,7 +103,8 @@ export function createFcmInbox(): FcmInbox {
     isKnown: (token) => wakes.has(token),
     deliver(token, wake) {
       const list = wakes.get(token) ?? [];
-      list.push({ ...wake, seq: ++seq, at: new Date().toISOString() });
+      const priority = lowering.has(token) ? 'NORMAL' : wake.priority;
+      list.push({ ...wake, priority, original_priority: wake.priority, seq: ++seq, at: new Date().toISOString() });
       wakes.set(token, list.slice(-keptPerToken));
       notify(token);
     },

@@ -88,7 +88,8 @@ export class DemoPhone {
   private async handle(wake: ReceivedWake): Promise<void> {
     const { out, name } = this.context;
     const previous = this.handled.at(-1)?.wake.at;
-    const drained = await this.phone.drain();
+    const drained = await this.phone.drain(wake);
+    const drainedAt = Date.now();
     const decisions = drained.flatMap((item) => this.fetch(item).map((message) => ({ message, decision: this.decide(message, item) })));
     this.handled.push({ wake, drained, decisions });
     for (const { message } of decisions) this.drainedIds.add(message.id);
@@ -97,6 +98,7 @@ export class DemoPhone {
     out.detail(
       `drain → ${drained.length === 0 ? 'nothing waiting' : drained.map((i) => `${this.channel(i.channel_id)}: ${i.message_count} message${i.message_count === 1 ? '' : 's'}`).join('; ')}`,
     );
+    out.detail(`   ${endToEnd(wake, drained, drainedAt)}`);
     const unknown = drained.reduce((sum, item) => sum + item.message_count, 0) - decisions.length;
     if (unknown > 0)
       out.detail(`   ${unknown} message(s) sent from outside the demo: their text is not in its stand-in (a phone would fetch and decrypt them)`);
@@ -122,4 +124,16 @@ export class DemoPhone {
   private channel(channelId: string): string {
     return this.context.channelNames.get(channelId) ?? `channel ${channelId}`;
   }
+}
+
+/**
+ * What the drain took, as the phone measures it: from the wake's arrival to the drain's answer,
+ * and from the oldest drained message to it — what the service's push_wake_to_drain_seconds and
+ * push_message_to_drain_seconds see across every phone.
+ */
+function endToEnd(wake: ReceivedWake, drained: readonly DrainItem[], drainedAt: number): string {
+  const wakeToDrain = `wake → drain ${Math.max(0, drainedAt - wake.at.getTime())} ms`;
+  if (drained.length === 0) return wakeToDrain;
+  const oldest = Math.min(...drained.map((item) => Date.parse(item.first_at)));
+  return `${wakeToDrain}; message → drain ${((drainedAt - oldest) / 1000).toFixed(1)} s`;
 }

@@ -85,9 +85,14 @@ function deviceRoutes(deps: ApiDeps): Router<AuthenticatedState>[] {
   return [pushRoutes(routeDeps), keyRoutes(routeDeps)];
 }
 
-/** The api's signals to workflows (`deleted`; a registration's start is owed in the outbox). */
-export function apiSignals(deps: Pick<ApiDeps, 'temporal' | 'log' | 'temporalDeadlineMs'>): RegistrationSignals {
-  return createBestEffortSignals(deps.temporal, deps.log, deps.temporalDeadlineMs === undefined ? {} : { deadlineMs: deps.temporalDeadlineMs });
+/** The api's signals to workflows (`deleted`, a test wake's `pending`; a registration's start is owed in the outbox). */
+export function apiSignals(deps: Pick<ApiDeps, 'config' | 'temporal' | 'log' | 'temporalDeadlineMs'>): RegistrationSignals {
+  return createBestEffortSignals(
+    deps.temporal,
+    deps.config.temporal.taskQueue,
+    deps.log,
+    deps.temporalDeadlineMs === undefined ? {} : { deadlineMs: deps.temporalDeadlineMs },
+  );
 }
 
 /** Per-device answers must not be kept by any cache between the app and us. */

@@ -4,22 +4,25 @@
  * neither fail nor stall the request: each call gets a short deadline, and a failure is logged
  * (ids only) and counted.
  *
- * Only `deleted` goes from here, at once: a registration's `registered` signal-with-start is owed
- * in the signal outbox with the registration itself (registration-store.ts) and sent by the
- * bridge's signaller, paced, so a burst of registrations never holds a DM back. A `registered`
- * that goes out after the device was deleted costs its workflow one look, which finds the
- * registration gone and ends.
+ * Two go from here, at once: `deleted`, and `pending` when the device asked for a test wake (a
+ * user's own request, never held). A registration's `registered` signal-with-start is owed in the
+ * signal outbox with the registration itself (registration-store.ts) and sent by the bridge's
+ * signaller, paced, so a burst of registrations never holds a DM back. A `registered` that goes
+ * out after the device was deleted costs its workflow one look, which finds the registration
+ * gone and ends.
  */
 import type { Logger } from '../log.js';
 import type { TemporalHandle } from '../../temporal/client.js';
-import { signalDeleted } from '../../temporal/registration-workflows.js';
-import type { DeviceIdentity } from '../domain.js';
+import { signalDeleted, signalPending } from '../../temporal/registration-workflows.js';
+import type { DeviceIdentity, TransportName } from '../domain.js';
 import { errorSummary } from '../error-summary.js';
 import { temporalSignalFailures } from './metrics.js';
 import { withTimeout } from '../with-timeout.js';
 
 export interface RegistrationSignals {
   deleted(device: DeviceIdentity): Promise<void>;
+  /** A test wake was asked for: the device's workflow looks (started if missing). Never held. */
+  pending(device: DeviceIdentity, transport: TransportName): Promise<void>;
 }
 
 export interface SignalOptions {
@@ -27,7 +30,7 @@ export interface SignalOptions {
   readonly deadlineMs?: number;
 }
 
-export function createBestEffortSignals(temporal: TemporalHandle, log: Logger, options: SignalOptions = {}): RegistrationSignals {
+export function createBestEffortSignals(temporal: TemporalHandle, taskQueue: string, log: Logger, options: SignalOptions = {}): RegistrationSignals {
   const deadlineMs = options.deadlineMs ?? 3_000;
   const send = async (signal: string, device: DeviceIdentity, what: () => Promise<void>): Promise<void> => {
     try {
@@ -41,5 +44,8 @@ export function createBestEffortSignals(temporal: TemporalHandle, log: Logger, o
       );
     }
   };
-  return { deleted: (device) => send('deleted', device, () => signalDeleted(temporal.client, device)) };
+  return {
+    deleted: (device) => send('deleted', device, () => signalDeleted(temporal.client, device)),
+    pending: (device, transport) => send('pending', device, () => signalPending(temporal.client, taskQueue, device, transport)),
+  };
 }

@@ -23,7 +23,7 @@ export async function startApi(config: ApiConfig, log: Logger): Promise<RunningA
   const pool = await openDatabase(config.databaseUrl, log);
   const temporal = createTemporalClient(config.temporal);
   const rateLimiter = new SharedRateLimit(postgresRateLimitStore(pool), defaultRateLimit);
-  const signals = apiSignals({ temporal, log });
+  const signals = apiSignals({ config, temporal, log });
   const app = createApp({ config, pool, temporal, log, rateLimiter, signals });
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(config.http.port, config.http.host, () => resolve(s));

@@ -8,6 +8,23 @@ import getRawBody from 'raw-body';
 import { ApiError } from './errors.js';
 
 export async function readJsonBody(ctx: Koa.Context, limitBytes: number): Promise<unknown> {
+  checkMediaType(ctx);
+  return parseJson(await readText(ctx, limitBytes));
+}
+
+/**
+ * A body that may be left out: undefined when the request carries no bytes (no body, or an
+ * empty one, whatever its headers say); otherwise as `readJsonBody`.
+ */
+export async function readOptionalJsonBody(ctx: Koa.Context, limitBytes: number): Promise<unknown> {
+  if (ctx.request.length === 0 || (ctx.request.length === undefined && ctx.get('transfer-encoding') === '')) return undefined;
+  const text = await readText(ctx, limitBytes);
+  if (text === '') return undefined;
+  checkMediaType(ctx);
+  return parseJson(text);
+}
+
+function checkMediaType(ctx: Koa.Context): void {
   // The media type alone (not `ctx.is`, which answers null for an empty body).
   if (ctx.request.type.trim().toLowerCase() !== 'application/json') {
     throw new ApiError('unsupported_media_type', 'the body must be application/json');
@@ -18,7 +35,9 @@ export async function readJsonBody(ctx: Koa.Context, limitBytes: number): Promis
   }
   const coding = ctx.get('content-encoding').trim().toLowerCase();
   if (coding !== '' && coding !== 'identity') throw new ApiError('unsupported_media_type', 'content codings are not accepted');
-  const text = await readText(ctx, limitBytes);
+}
+
+function parseJson(text: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch {

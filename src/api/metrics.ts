@@ -19,7 +19,7 @@ export const registrations = new Counter({
 
 export const temporalSignalFailures = new Counter({
   name: 'push_api_temporal_signal_failures_total',
-  help: 'Signals to workflows (deleted) that did not reach Temporal after the change committed; the workflow ends at its next look, or maintenance ends it.',
+  help: "Signals to workflows (deleted; pending: a test wake) that did not reach Temporal after the change committed; a deleted registration's workflow ends at its next look or by maintenance, a test wake is asked for again.",
   labelNames: ['signal'] as const,
   registers: [registry],
 });
@@ -53,5 +53,31 @@ export const rateLimitSyncSeconds = new Histogram({
   name: 'push_api_rate_limit_sync_seconds',
   help: 'Duration of one synchronisation statement of the shared per-user limit.',
   buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+  registers: [registry],
+});
+
+export const wakeReports = new Counter({
+  name: 'push_drain_wake_reports_total',
+  help: 'What phones reported on draining of the wake that woke them (POST /api/push/drain with "wake"), by transport, the priority it was sent with (original_priority) and the one it arrived with (priority). original_priority="high", priority="normal": a HIGH wake FCM lowered.',
+  labelNames: ['transport', 'original_priority', 'priority'] as const,
+  registers: [registry],
+});
+
+/** From seconds to hours: a phone in Doze answers a NORMAL wake at its next maintenance window. */
+const drainBuckets = [0.1, 0.25, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 900, 1800, 3600, 7200, 14_400];
+
+export const messageToDrain = new Histogram({
+  name: 'push_message_to_drain_seconds',
+  help: "From a pending row's first message (its event's created_at) to the drain that took it, by the device's transport and the row's priority (high: a DM). Observed where the drain commits.",
+  labelNames: ['transport', 'priority'] as const,
+  buckets: drainBuckets,
+  registers: [registry],
+});
+
+export const wakeToDrain = new Histogram({
+  name: 'push_wake_to_drain_seconds',
+  help: "From a wake's claim to the drain that cleared it, by transport and the wake's priority: how long phones take to answer a wake. Observed where the drain commits.",
+  labelNames: ['transport', 'priority'] as const,
+  buckets: drainBuckets,
   registers: [registry],
 });

@@ -26,6 +26,11 @@ const registrationView = z.object({
   backoff_cause: z.enum(backoffCauses).nullable(),
   fcm_budget_tat: z.date().nullable(),
   failures: z.number(),
+  last_delivered_at: z.date().nullable(),
+  last_drained_at: z.date().nullable(),
+  wakes_since_drain: z.number(),
+  priority_lowered: z.boolean(),
+  test_wake_pending: z.boolean(),
   has_pending: z.boolean(),
   dm_pending: z.boolean(),
 });
@@ -36,6 +41,8 @@ const viewColumns = sql.fragment`
   push_registrations.up_p256dh IS NOT NULL AS encrypted,
   push_registrations.wake_outstanding, push_registrations.last_wake_priority, push_registrations.last_woken_at,
   push_registrations.backoff_until, push_registrations.backoff_cause, push_registrations.fcm_budget_tat, push_registrations.failures,
+  push_registrations.last_delivered_at, push_registrations.last_drained_at, push_registrations.wakes_since_drain,
+  push_registrations.priority_lowered, push_registrations.test_wake_pending,
   EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = push_registrations.id) AS has_pending,
   EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = push_registrations.id AND p.is_dm) AS dm_pending`;
 
@@ -48,8 +55,10 @@ const upsertResult = registrationView.extend({ id: z.string(), previous_transpor
 
 /**
  * Creates or replaces the device's registration. Same transport: token and keys replaced,
- * `created_at` kept. Other transport: `created_at` restarts too. A new transport or token
- * clears `wake_outstanding` (that wake went to a token that no longer exists), any back-off
+ * `created_at` kept. Other transport: `created_at` restarts too. A new transport, token or pair
+ * of keys clears `wake_outstanding` (that wake went to a token that no longer exists, or was
+ * encrypted to keys the phone no longer has: it cannot read it), so the device is woken again
+ * within the interval rather than at the re-wake. A new transport or token also clears any back-off
  * (it was the old endpoint's) and the failure count; the same token keeps them — re-registering
  * proves nothing about the endpoint, and an app restarting more often than its back-offs add up
  * must still reach the ten failures that prune it. `updated_at` is bumped always. The FCM wake
@@ -94,7 +103,9 @@ export async function upsertRegistration(
           THEN push_registrations.created_at ELSE now() END,
         wake_outstanding = push_registrations.wake_outstanding
           AND push_registrations.transport = EXCLUDED.transport
-          AND push_registrations.token = EXCLUDED.token,
+          AND push_registrations.token = EXCLUDED.token
+          AND push_registrations.up_p256dh IS NOT DISTINCT FROM EXCLUDED.up_p256dh
+          AND push_registrations.up_auth IS NOT DISTINCT FROM EXCLUDED.up_auth,
         backoff_until = CASE WHEN push_registrations.token = EXCLUDED.token AND push_registrations.transport = EXCLUDED.transport
           THEN push_registrations.backoff_until END,
         backoff_count = CASE WHEN push_registrations.token = EXCLUDED.token AND push_registrations.transport = EXCLUDED.transport
@@ -132,6 +143,33 @@ export async function findRegistration(pool: DatabasePool, device: DeviceIdentit
     SELECT ${viewColumns}
     FROM push_registrations WHERE user_id = ${device.userId} AND device_id = ${device.deviceId}
   `);
+}
+
+/** A test wake asked for, or why not now. */
+export type TestWakeRequest =
+  { readonly kind: 'requested'; readonly view: RegistrationView } | { readonly kind: 'too-soon'; readonly retryAfterSeconds: number };
+
+/**
+ * Asks for one test wake of the device (the wake policy: one HIGH wake, not coalesced with an
+ * outstanding one, under the interval, the back-off and the budget), at most one per `everyMs`
+ * whichever api replica or tool asks: the last request's time is the row's own, checked and
+ * set under its lock. Null when the device has no registration. The device's workflow must
+ * then be signalled `pending`.
+ */
+export async function requestTestWake(pool: DatabasePool, device: DeviceIdentity, everyMs: number): Promise<TestWakeRequest | null> {
+  return pool.transaction(async (tx) => {
+    const waitMs = await tx.maybeOne(sql.type(z.object({ wait_ms: z.number().nullable() }))`
+      SELECT (extract(epoch FROM test_wake_requested_at + ${everyMs} * interval '1 millisecond' - now()) * 1000)::float8 AS wait_ms
+      FROM push_registrations WHERE user_id = ${device.userId} AND device_id = ${device.deviceId}
+      FOR NO KEY UPDATE`);
+    if (waitMs === null) return null;
+    if (waitMs.wait_ms !== null && waitMs.wait_ms > 0) return { kind: 'too-soon', retryAfterSeconds: Math.ceil(waitMs.wait_ms / 1000) };
+    const view = await tx.one(sql.type(registrationView)`
+      UPDATE push_registrations SET test_wake_pending = true, test_wake_requested_at = now()
+      WHERE user_id = ${device.userId} AND device_id = ${device.deviceId}
+      RETURNING ${viewColumns}`);
+    return { kind: 'requested', view };
+  });
 }
 
 /** Deletes the registration (its pending rows cascade). Idempotent. */

@@ -8,6 +8,7 @@
  *   push-admin wedged                         the registration workflows that cannot make progress (Temporal flags them)
  *   push-admin restart <user_id> <device_id>  end the device's workflow and start it anew from its registration
  *   push-admin restart --wedged               the same for every wedged registration workflow
+ *   push-admin wake <user_id> <device_id>     one test wake as POST /api/push/registration/test asks for, and the provider's answer
  *
  * `--json` prints one JSON document instead of text.
  */
@@ -16,18 +17,20 @@ import type { AdminConfig } from '../config/index.js';
 import { createDatabasePool } from '../db/pool.js';
 import { createTemporalClient } from '../../temporal/client.js';
 import { inspectDevice } from './device-report.js';
-import { formatCounts, formatDeviceReport, formatPrune } from './format.js';
+import { formatCounts, formatDeviceReport, formatPrune, formatTestWake } from './format.js';
 import { pruneRegistration } from './prune-registration.js';
 import { countRegistrations } from './registration-counts.js';
 import { formatRestart, formatWedged, formatWedgedRestarts } from './format-wedged.js';
 import { restartRegistration, restartWedged, type RestartDeps } from './restart-workflows.js';
 import { listWedgedRegistrations, type WedgedRegistration } from '../../temporal/wedged-workflows.js';
+import { testWakeDevice } from './test-wake.js';
 
 export const adminUsage = `usage: push-admin device <user_id> <device_id> [--json]
        push-admin count [--json]
        push-admin prune <user_id> <device_id> [--json]
        push-admin wedged [--json]
        push-admin restart (<user_id> <device_id> | --wedged) [--json]
+       push-admin wake <user_id> <device_id> [--timeout S] [--json]
 
 Reads DATABASE_URL, TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_TASK_QUEUE and
 TEMPORAL_UI_URL (optional, for Web UI links) like the services do. Never prints a push
@@ -35,6 +38,7 @@ token, endpoint or key.`;
 
 export type AdminCommand =
   | { readonly command: 'device' | 'prune'; readonly userId: string; readonly deviceId: string; readonly json: boolean }
+  | { readonly command: 'wake'; readonly userId: string; readonly deviceId: string; readonly json: boolean; readonly timeoutMs: number }
   | { readonly command: 'count'; readonly json: boolean }
   | { readonly command: 'wedged'; readonly json: boolean }
   | { readonly command: 'restart-wedged'; readonly json: boolean }
@@ -46,12 +50,12 @@ export class AdminUsageError extends Error {
 }
 
 export function parseAdminArgs(args: readonly string[]): AdminCommand {
-  let parsed: { values: { json?: boolean; help?: boolean; wedged?: boolean }; positionals: string[] };
+  let parsed: { values: { json?: boolean; help?: boolean; wedged?: boolean; timeout?: string }; positionals: string[] };
   try {
     parsed = parseArgs({
       args: [...args],
       allowPositionals: true,
-      options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, wedged: { type: 'boolean' } },
+      options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, wedged: { type: 'boolean' }, timeout: { type: 'string' } },
     });
   } catch (error) {
     throw new AdminUsageError(error instanceof Error ? error.message : String(error));
@@ -66,20 +70,29 @@ export function parseAdminArgs(args: readonly string[]): AdminCommand {
     if (rest.length > 0) throw new AdminUsageError('restart takes <user_id> <device_id> or --wedged, not both');
     return { command: 'restart-wedged', json };
   }
-  if ((command === 'device' || command === 'prune' || command === 'restart') && rest.length === 2) {
+  if ((command === 'device' || command === 'prune' || command === 'restart' || command === 'wake') && rest.length === 2) {
     const [userId, deviceId] = rest as [string, string];
     if (!/^[1-9]\d{0,18}$/.test(userId)) throw new AdminUsageError(`user_id must be a decimal id (got "${userId}")`);
     if (deviceId === '') throw new AdminUsageError('device_id must not be empty');
+    if (command === 'wake') return { command, userId, deviceId, json, timeoutMs: wakeTimeoutMs(parsed.values.timeout) };
     return { command, userId, deviceId, json };
   }
   throw new AdminUsageError(`unknown or incomplete command: ${parsed.positionals.join(' ')}`);
 }
 
+/** `--timeout S` of `wake`: how long to wait for the provider's answer (default 30 s). */
+function wakeTimeoutMs(value: string | undefined): number {
+  if (value === undefined) return 30_000;
+  if (!/^\d{1,4}$/.test(value) || Number(value) < 1) throw new AdminUsageError(`--timeout must be whole seconds, 1 or more (got "${value}")`);
+  return Number(value) * 1_000;
+}
+
 /**
  * Runs one command; returns the process exit code: 0, or 4 when the device has no
  * registration (`restart`: neither a registration nor a workflow), or 1 when a restart of a
- * wedged workflow failed. The configuration is loaded only when a command needs it (`help`
- * does not).
+ * wedged workflow failed; `wake` 2 when the provider did not accept the test wake (held back,
+ * refused, or no answer in time). The configuration is loaded only when a command needs it
+ * (`help` does not).
  */
 export async function runAdmin(command: AdminCommand, loadConfig: () => AdminConfig, out: (line: string) => void): Promise<number> {
   if (command.command === 'help') {
@@ -110,6 +123,12 @@ export async function runAdmin(command: AdminCommand, loadConfig: () => AdminCon
       const report = await inspectDevice(deps, command.userId, command.deviceId);
       print(report, formatDeviceReport(report));
       return report.registration === null ? 4 : 0;
+    }
+    if (command.command === 'wake') {
+      const deps = { pool, temporal: temporal.client, taskQueue: config.temporal.taskQueue, policy: config.wakePolicy, timeoutMs: command.timeoutMs };
+      const report = await testWakeDevice(deps, command.userId, command.deviceId);
+      print(report, formatTestWake(report));
+      return report.outcome === 'no-registration' ? 4 : report.outcome === 'accepted' ? 0 : 2;
     }
     const result = await pruneRegistration(pool, temporal.client, command.userId, command.deviceId);
     print(result, formatPrune(command.userId, command.deviceId, result));

@@ -1,7 +1,8 @@
 /**
  * What an operator may see of one device: its registration without secrets (transport,
  * whether encrypted, times, failures, wake state, the FCM wake budget left and any back-off in
- * force), its pending rows, whether it still has a live session, and its workflow (status and
+ * force; the last wake its provider accepted and the provider's last answer, the last drain and
+ * the wakes since, whether its HIGH wakes arrive lowered), its pending rows, whether it still has a live session, and its workflow (status and
  * the `state` query). Never the token, the endpoint or the keys: the SELECTs below do not even
  * read them.
  */
@@ -28,6 +29,15 @@ const registrationRow = z.object({
   backoff_until: z.date().nullable(),
   backoff_reason: z.string().nullable(),
   backoff_count: z.number(),
+  test_wake_pending: z.boolean(),
+  // What reached the provider, and what the phone made of it.
+  last_delivered_at: z.date().nullable(),
+  last_send_answer: z.string().nullable(),
+  last_send_at: z.date().nullable(),
+  last_drained_at: z.date().nullable(),
+  wakes_since_drain: z.number(),
+  priority_lowered: z.boolean(),
+  priority_lowered_wakes: z.number(),
 });
 
 const pendingRow = z.object({
@@ -97,7 +107,8 @@ export interface OperationsDeps {
 export async function inspectDevice(deps: OperationsDeps, userId: string, deviceId: string): Promise<DeviceReport> {
   const registration = await deps.pool.maybeOne(sql.type(registrationRow)`
     SELECT id, transport, up_p256dh IS NOT NULL AS encrypted, wake_outstanding, last_woken_at, last_wake_priority, failures, created_at, updated_at,
-           fcm_budget_tat, backoff_until, backoff_reason, backoff_count
+           fcm_budget_tat, backoff_until, backoff_reason, backoff_count, test_wake_pending,
+           last_delivered_at, last_send_answer, last_send_at, last_drained_at, wakes_since_drain, priority_lowered, priority_lowered_wakes
     FROM push_registrations WHERE user_id = ${userId} AND device_id = ${deviceId}`);
   const pending =
     registration === null

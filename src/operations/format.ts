@@ -2,6 +2,8 @@
 import type { DeliverySummary, DeviceReport } from './device-report.js';
 import type { PruneResult } from './prune-registration.js';
 import type { RegistrationCounts } from './registration-counts.js';
+import type { TestWakeReport } from './test-wake.js';
+import { repeatedlyUndrainedAfter } from '../domain.js';
 
 const time = (d: Date | null | undefined) => (d === null || d === undefined ? 'never' : d.toISOString());
 
@@ -22,9 +24,15 @@ export function formatDeviceReport(report: DeviceReport): string[] {
     lines.push(
       `  registration   #${r.id}, ${r.transport}${r.transport === 'unifiedpush' ? (r.encrypted ? ', RFC 8291 keys (encrypted wakes)' : ', no keys (clear wakes)') : ''}`,
       `  created        ${time(r.created_at)}   updated ${time(r.updated_at)}`,
-      `  wake           ${r.wake_outstanding ? `outstanding (${r.last_wake_priority ?? 'high'} priority, sent, not yet drained)` : 'none outstanding'}; last woken ${time(r.last_woken_at)}`,
+      `  wake           ${r.wake_outstanding ? `outstanding (${r.last_wake_priority ?? 'high'} priority, sent, not yet drained)` : 'none outstanding'}; last claimed ${time(r.last_woken_at)}${r.test_wake_pending ? '; a test wake pending' : ''}`,
+      `  delivered      last accepted by the provider ${time(r.last_delivered_at)}; last answer ${r.last_send_answer === null ? 'none' : `${r.last_send_answer} at ${time(r.last_send_at)}`}`,
+      `  drained        ${time(r.last_drained_at)}; ${r.wakes_since_drain} wake(s) accepted since${r.wakes_since_drain >= repeatedlyUndrainedAfter ? ' — the wakes do not reach the app, or it cannot drain' : ''}`,
       `  failures       ${r.failures} consecutive, counted against the endpoint${r.failures > 0 ? ' (10 prune the registration)' : ''}`,
     );
+    if (r.priority_lowered_wakes > 0)
+      lines.push(
+        `  priority       ${r.priority_lowered ? 'HIGH wakes arrive lowered to NORMAL' : 'HIGH wakes arrive HIGH again'} (${r.priority_lowered_wakes} lowered reported)`,
+      );
     const d = report.delivery;
     if (d !== null) lines.push(`  next wake      ${nextWake(d.next)}`);
     if (d?.budget) {
@@ -79,4 +87,35 @@ export function formatPrune(userId: string, deviceId: string, result: PruneResul
     ? 'its workflow was told to end'
     : `its workflow could not be told (${result.workflowError}); maintenance ends it later`;
   return [what, workflow];
+}
+
+/** The delivery state as the device's owner is told it (`GET /api/push/registration`), in one line. */
+function deliveryLine(asked: NonNullable<TestWakeReport['asked']>): string {
+  const d = asked.delivery;
+  const state = d.state === 'held' ? `held (${d.reason}) until ${d.until}` : 'ok';
+  const lowered = d.priority_lowered ? '; HIGH wakes arrive lowered' : '';
+  return `${state}; last woken ${asked.last_woken_at ?? 'never'}, last drained ${asked.last_drained_at ?? 'never'}, ${d.wakes_since_drain} wake(s) since; ${d.failures} failure(s)${lowered}`;
+}
+
+export function formatTestWake(report: TestWakeReport): string[] {
+  const who = `device ${report.deviceId} of user ${report.userId}`;
+  if (report.outcome === 'no-registration') return [`${who} has no registration`];
+  const lines = [`test wake for ${who} (${report.transport}): asked for one HIGH wake, under every rule`];
+  if (report.asked !== null) lines.push(`  when asked     ${deliveryLine(report.asked)}`);
+  const seconds = `${(report.waitedMs / 1000).toFixed(1)} s`;
+  switch (report.outcome) {
+    case 'accepted':
+      lines.push(`  provider       ${report.answer!.text} at ${time(report.answer!.at)}: accepted; the phone should drain within seconds`);
+      break;
+    case 'refused':
+      lines.push(`  provider       ${report.answer!.text} at ${time(report.answer!.at)}: not accepted; the wake is retried after its back-off`);
+      break;
+    case 'held':
+      lines.push(`  not sent       held back until ${report.asked?.delivery.until ?? '?'}: it goes out then`);
+      break;
+    case 'no-answer':
+      lines.push(`  no answer      nothing was sent within ${seconds}: is a worker running? (push-admin device shows the workflow)`);
+      break;
+  }
+  return lines;
 }

@@ -76,7 +76,7 @@ export function createFcmSender(options: FcmOptions): PushSender {
       // No answer from Google: our network or FCM as a whole, never the token's doing.
       return { kind: 'deferred', cause: 'failing', reason: `FCM ${describeFailure(error).reason}`, blame: 'network' };
     }
-    if (answer.status >= 200 && answer.status < 300) return { kind: 'delivered' };
+    if (answer.status >= 200 && answer.status < 300) return { kind: 'delivered', status: answer.status };
     const verdict = classifyFcmError(answer.status, parseJson(answer.body));
     if (verdict.kind !== 'refresh-token') return outcomeOf(verdict, answer, registration.id);
     options.tokens.invalidate(bearer);

@@ -16,6 +16,9 @@
  *   delivered (or it no longer meets the rule above and delivers); or no result at all came
  *   for `quietMs`. `onExit` is told either way: the devices deferred by the outage are woken.
  *   A recovered origin forgets the failures of its window: each registration starts afresh.
+ *   Once a probe is delivered, the next send of another registration is admitted at once as
+ *   the confirming probe (`confirming`): on a quiet instance nothing else would come for a
+ *   probe interval or more, while every device held back waits for that second delivery.
  * - **ours**: the same failure (`signature`, e.g. "UnifiedPush 401/403") answered within the
  *   window by at least `sharedMinOrigins` origins and at least `sharedShare` of the origins
  *   active in it is a fault on our side (a rotated VAPID key, our network): it never counts.
@@ -108,6 +111,11 @@ export interface OutageDetector {
   retryAfterHint(key: OriginKey, now: number): number | undefined;
   /** Origins in outage now. */
   outages(): OriginKey[];
+  /**
+   * In outage, and a probe was just delivered: the registration it was delivered to, whose
+   * delivery awaits another registration's to end the outage (its send is admitted at once).
+   */
+  confirming(key: OriginKey): string | undefined;
   /** Registrations delivered on this origin within `evidenceMs`, newest first (probe candidates). */
   deliveredRecently(key: OriginKey, now: number): string[];
   /** This worker's window per origin worth sharing (failing, in outage, FCM, or of interest to others). */
@@ -134,6 +142,8 @@ interface OriginState {
   lastResultAt: number;
   outageSince: number | undefined;
   probeAt: number;
+  /** In outage: the registration a probe was just delivered to, until another registration's send is admitted. */
+  confirmAfter: string | undefined;
   retryAfterUntil: number;
   remote: OriginSummary | undefined;
 }
@@ -171,6 +181,7 @@ export function createOutageDetector(options: OutageDetectorOptions = {}): Outag
         lastResultAt: -Infinity,
         outageSince: undefined,
         probeAt: -Infinity,
+        confirmAfter: undefined,
         retryAfterUntil: -Infinity,
         remote: undefined,
       };
@@ -221,11 +232,13 @@ export function createOutageDetector(options: OutageDetectorOptions = {}): Outag
       origin.recent.length === 2 && origin.recent.every((r) => r.ok) && origin.recent[0]!.registrationId !== origin.recent[1]!.registrationId;
     if (lastTwoDelivered || (delivered >= 1 && !isOutage(delivered, failed))) {
       origin.outageSince = undefined;
+      origin.confirmAfter = undefined;
       // The failures of the window were the outage's: each registration is judged afresh.
       for (const [id, result] of origin.results) if (!result.ok) origin.results.delete(id);
       options.onExit?.(key, 'recovered');
     } else if (failed === 0 && now - Math.max(origin.lastResultAt, origin.outageSince) > quietMs) {
       origin.outageSince = undefined;
+      origin.confirmAfter = undefined;
       options.onExit?.(key, 'quiet');
     }
   };
@@ -263,6 +276,12 @@ export function createOutageDetector(options: OutageDetectorOptions = {}): Outag
     admit(key, registrationId, now) {
       const origin = origins.get(key);
       if (origin?.outageSince === undefined) return true;
+      if (origin.confirmAfter !== undefined && origin.confirmAfter !== registrationId) {
+        // A probe was just delivered: another registration's send confirms the end, or not.
+        origin.confirmAfter = undefined;
+        origin.probeAt = now;
+        return true;
+      }
       const sinceProbe = now - origin.probeAt;
       if (sinceProbe < probeEveryMs) return false;
       // The probe slot goes to a registration that worked a moment ago: its answer is about
@@ -280,6 +299,7 @@ export function createOutageDetector(options: OutageDetectorOptions = {}): Outag
       origin.results.set(registrationId, { ok, at: now, signature: ok ? undefined : signature });
       origin.recent = [...origin.recent, { registrationId, ok }].slice(-2);
       origin.lastResultAt = Math.max(origin.lastResultAt, now);
+      if (origin.outageSince !== undefined) origin.confirmAfter = ok ? registrationId : undefined;
       if (ok) {
         remember(origin.delivered, registrationId, now, deliveredKept);
         remember(anyDelivered, registrationId, now, 2);
@@ -313,6 +333,11 @@ export function createOutageDetector(options: OutageDetectorOptions = {}): Outag
     },
 
     outages: () => [...origins].filter(([, o]) => o.outageSince !== undefined).map(([key]) => key),
+
+    confirming: (key) => {
+      const origin = origins.get(key);
+      return origin?.outageSince === undefined ? undefined : origin.confirmAfter;
+    },
 
     deliveredRecently(key, now) {
       const delivered = origins.get(key)?.delivered ?? new Map<string, number>();

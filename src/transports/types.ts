@@ -74,8 +74,8 @@ export type DeliveryOutcome =
 
 /** The outcomes that need no judging: the provider took the wake, or it never will. */
 type Settled =
-  /** The provider accepted the wake (any 2xx). */
-  | { readonly kind: 'delivered' }
+  /** The provider accepted the wake (any 2xx): `status` is its HTTP status (absent from senders that do not say). */
+  | { readonly kind: 'delivered'; readonly status?: number }
   /** The token or endpoint will never work again: delete the registration. */
   | { readonly kind: 'dead'; readonly reason: string }
   /** Our side is wrong (no FCM credentials, credentials refused, breaker open): neither the
@@ -100,4 +100,16 @@ export interface WakeSender {
    * `signal`: the send activity's cancellation; it aborts the requests in flight.
    */
   send(registration: RegistrationForSend, priority: WakePriority, now: number, signal?: AbortSignal): Promise<DeliveryOutcome>;
+}
+
+/**
+ * The provider's own answer to a send, as an operator reads it (`push-admin wake`, the
+ * registration's `last_send_answer`): a delivery as `<transport> <HTTP status>`, anything else
+ * as its reason, which names the status, FCM's error code or why nothing was sent. Fixed texts:
+ * never a token, an endpoint or a key.
+ */
+export function providerAnswer(transport: TransportName, outcome: DeliveryOutcome): string {
+  if (outcome.kind !== 'delivered') return outcome.reason;
+  const name = transport === 'fcm' ? 'FCM' : 'UnifiedPush';
+  return outcome.status === undefined ? `${name}: accepted` : `${name} ${outcome.status}`;
 }

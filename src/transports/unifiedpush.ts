@@ -88,7 +88,7 @@ function wakeMessage(registration: RegistrationForSend, priority: WakePriority):
  * outage detector finds the whole origin failing.
  */
 export function outcomeForStatus(status: number, retryAfterMs: number | undefined): ProviderAnswer {
-  if (status >= 200 && status < 300) return { kind: 'delivered' }; // ntfy 200, RFC 8030 201
+  if (status >= 200 && status < 300) return { kind: 'delivered', status }; // ntfy 200, RFC 8030 201
   if (status === 404 || status === 410) return { kind: 'dead', reason: `UnifiedPush ${status}: endpoint gone` };
   const after = retryAfterMs === undefined ? {} : { retryAfterMs };
   if (status === 429) return { kind: 'deferred', cause: 'rate_limited', reason: 'UnifiedPush 429: rate limited', ...after };

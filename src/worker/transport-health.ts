@@ -8,7 +8,10 @@
  * - **probe**: for each origin in outage, one device it held back is woken now and then
  *   (its back-off cleared, a `pending` signal), one the origin delivered to lately first: its
  *   send is the probe that finds the end of the outage, so nobody waits for the growing
- *   back-offs of the others, and a dead endpoint does not stand in for the origin;
+ *   back-offs of the others, and a dead endpoint does not stand in for the origin. Once a probe
+ *   is delivered, another device is woken at the next round, not a probe interval later: its
+ *   delivery ends the outage (the detector admits it at once), so the devices held back are
+ *   woken within seconds whatever the instance's size;
  * - **recover**: when an outage ends, every device it held back (`backoff_origin`) gets its
  *   back-off cleared and, if rows are pending, a `pending` signal — in keyset pages, at once,
  *   rather than at its own back-off or the 15-minute re-wake (the SQL: outage-recovery.ts).
@@ -76,6 +79,8 @@ export function startTransportHealth(options: TransportHealthOptions): Transport
   const probeEveryMs = options.probeEveryMs ?? 15_000;
   const ended = new Set<OriginKey>();
   const lastProbe = new Map<OriginKey, number>();
+  /** Per origin, the delivered probe a confirming probe was released for (one each). */
+  const confirmed = new Map<OriginKey, string>();
   transports.onOutageEnd((key) => void ended.add(key));
   // Wakes our configuration held back, for a transport this worker can send with: the operator
   // fixed it. They go out now, not at the end of their back-offs.
@@ -138,13 +143,19 @@ export function startTransportHealth(options: TransportHealthOptions): Transport
     detector.setRemote(remote, now);
   }
 
-  /** Wakes every device held back by the outage of `key`, a page at a time (outage-recovery.ts). */
-  async function recover(key: OriginKey): Promise<void> {
+  /**
+   * Wakes every device held back by the outage of `key`, a page at a time (outage-recovery.ts).
+   * Returns whether it is done: a device another transaction held locked throughout (a claim
+   * in flight) is still held, and the next round comes back for it.
+   */
+  async function recover(key: OriginKey): Promise<boolean> {
     let woken = 0;
-    const cleared = await clearOutageBackoffs(pool, key, async (rows) => {
+    const { cleared, remaining } = await clearOutageBackoffs(pool, key, async (rows) => {
       woken += await signalHeld(rows);
     });
     if (cleared > 0) log.info({ outage: label(key), cleared, woken }, 'outage over: devices it held back were woken');
+    if (remaining) log.debug({ outage: label(key) }, 'outage over: some devices it held back were locked; next round');
+    return !remaining;
   }
 
   /** Lets one held-back device with rows pending try now, one that delivered recently first: its send is the origin's probe. */
@@ -173,19 +184,27 @@ export function startTransportHealth(options: TransportHealthOptions): Transport
       log.warn({ err: errorSummary(error) }, 'could not share the outage window with the other workers');
     }
     for (const key of [...ended]) {
-      try {
-        await recover(key);
+      // In outage again: its end will recover what it holds then.
+      if (detector.inOutage(key)) {
         ended.delete(key);
+        continue;
+      }
+      try {
+        if (await recover(key)) ended.delete(key);
       } catch (error) {
         log.warn({ outage: label(key), err: errorSummary(error) }, 'could not wake the devices held back by an outage (next round)');
       }
     }
     for (const key of detector.outages()) {
-      if (now - (lastProbe.get(key) ?? -Infinity) < probeEveryMs) continue;
+      const confirming = detector.confirming(key);
+      const confirm = confirming !== undefined && confirmed.get(key) !== confirming;
+      if (!confirm && now - (lastProbe.get(key) ?? -Infinity) < probeEveryMs) continue;
       lastProbe.set(key, now);
+      if (confirming !== undefined) confirmed.set(key, confirming);
       await probe(key, now).catch((error: unknown) => log.warn({ outage: label(key), err: errorSummary(error) }, 'could not start a probe'));
     }
     for (const key of lastProbe.keys()) if (!detector.inOutage(key)) lastProbe.delete(key);
+    for (const key of confirmed.keys()) if (!detector.inOutage(key)) confirmed.delete(key);
   }
 
   const schedule = () => {

@@ -117,6 +117,25 @@ describe('claimWake', () => {
     expect((await claimWake({ ...device, now: t0 + 1 })).status).toBe('not-claimed');
   });
 
+  it('sends a retried claim at the priority it recorded, though a DM arrived between the attempts', async () => {
+    await addPending(10, false);
+    const first = await claimWake({ ...device, now: t0 });
+    expect(first).toMatchObject({ status: 'claimed', priority: 'normal' });
+    await addPending(20, true);
+    // The same claim again (its result was lost): the normal wake it recorded, not a high one.
+    expect(await claimWake({ ...device, now: t0 })).toEqual(first);
+    // A look at another time while that wake is outstanding (its workflow task was lost): the
+    // wake to send again is the one recorded.
+    expect(await claimWake({ ...device, now: t0 + 1_000 })).toMatchObject({
+      status: 'not-claimed',
+      priority: 'normal',
+      observed: { outstanding: true, lastWokenAt: t0 },
+    });
+    // The DM then escalates, once: one high wake after the normal one, not two.
+    expect(await claimWake({ ...device, now: t0 + minIntervalMs })).toMatchObject({ status: 'claimed', priority: 'high', escalation: true });
+    expect((await claimWake({ ...device, now: t0 + 2 * minIntervalMs })).status).toBe('not-claimed');
+  });
+
   it('lets exactly one of many concurrent claimers win', async () => {
     await addPending(10, false);
     const results = await Promise.all(Array.from({ length: 12 }, (_, i) => claimWake({ ...device, now: t0 + i })));
@@ -233,6 +252,17 @@ describe('claimWake and the FCM budget', () => {
     expect(await budgeted({ ...device, now: t0 })).toEqual(first);
     const tat = await db.pool.oneFirst(sql.unsafe`SELECT fcm_budget_tat FROM push_registrations WHERE id = ${registrationId}`);
     expect((tat as Date).getTime()).toBe(t0 + budget.refillMs);
+  });
+
+  it('spends one token per wake sent when a DM arrives between a claim and its retry: normal, then one escalation', async () => {
+    await addPending(10, false);
+    const tat = async () =>
+      ((await db.pool.oneFirst(sql.unsafe`SELECT fcm_budget_tat FROM push_registrations WHERE id = ${registrationId}`)) as Date).getTime();
+    const sent = [await budgeted({ ...device, now: t0 })];
+    await addPending(20, true);
+    sent.push(await budgeted({ ...device, now: t0 }), await budgeted({ ...device, now: t0 + minIntervalMs }));
+    expect(sent.map((c) => c.status === 'claimed' && c.priority)).toEqual(['normal', 'normal', 'high']);
+    expect(await tat()).toBe(t0 + 2 * budget.refillMs);
   });
 
   it('spends the budget on a re-wake like on any wake', async () => {

@@ -110,16 +110,18 @@ describe('migrations', () => {
       '000028_push_wake_priority',
       '000029_push_schema_converged',
       '000030_signal_outbox',
+      '000031_push_delivery_receipts',
       '000032_push_pending_trace',
     ]);
     const schema = { tables: await tables(db), pending: await columns(db, 'push_pending') };
 
-    const down = await migrateDown(db.url, all, 10);
+    const down = await migrateDown(db.url, all, 11);
     expect(down).toMatchObject({
       from: 32,
       to: 1,
       applied: [
         '000032_push_pending_trace',
+        '000031_push_delivery_receipts',
         '000030_signal_outbox',
         '000029_push_schema_converged',
         '000028_push_wake_priority',
@@ -147,6 +149,7 @@ describe('migrations', () => {
       '000028_push_wake_priority',
       '000029_push_schema_converged',
       '000030_signal_outbox',
+      '000031_push_delivery_receipts',
       '000032_push_pending_trace',
     ]);
     expect({ tables: await tables(db), pending: await columns(db, 'push_pending') }).toEqual(schema);
@@ -167,6 +170,7 @@ describe('migrations', () => {
       '000028_push_wake_priority',
       '000029_push_schema_converged',
       '000030_signal_outbox',
+      '000031_push_delivery_receipts',
       '000032_push_pending_trace',
     ]);
     expect(results.every((r) => r.to === 32)).toBe(true);

@@ -10,11 +10,14 @@
  * - an FCM quota answer about one device is that device's back-off, not FCM's failure;
  * - the same failure from many origins at once is ours: nobody is pruned for it;
  * - the probe of an outage goes to a registration that delivered recently;
- * - the end of an outage clears every back-off it set, page by page by keyset;
+ * - the end of an outage clears every back-off it set, page by page by keyset, also of devices
+ *   the bridge is recording for, and comes back for one a claim held locked;
  * - self-hosted origins never appear in the log lines, only as a stable tag.
  */
+import { Client, Connection } from '@temporalio/client';
+import pg from 'pg';
 import { sql } from 'slonik';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
 import { createRegistrationActivities, maxConsecutiveFailures, type SendResult } from '../../activities/registration.js';
 import { fcmError, startFakeFcm, type FakeFcm } from '../../devstack/stand-ins/fcm.js';
@@ -23,11 +26,13 @@ import { loadConfig } from '../../src/config/index.js';
 import type { TransportName, WakePriority } from '../../src/domain.js';
 import { createTransports, type Transports } from '../../src/transports/index.js';
 import { createOriginLabeler } from '../../src/transports/origin-label.js';
-import { originKey } from '../../src/transports/outage-detector.js';
+import { createOutageDetector, originKey } from '../../src/transports/outage-detector.js';
+import { startTransportHealth } from '../../src/worker/transport-health.js';
 import { clearOutageBackoffs, recoveryPage, releaseProbe } from '../../src/worker/outage-recovery.js';
 import { createDeviceKeys, startDistributor, type FakeDistributor } from '../../simulator/distributor.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { captureLog } from '../unit/transports/helpers.js';
+import '../support/provided.js';
 
 let db: TestDatabase;
 const cleanups: Array<() => Promise<void>> = [];
@@ -237,15 +242,16 @@ describe('the end of an outage', () => {
     // again (no rows removed by a filter), nothing sorted.
     const pages: number[] = [];
     const scans: Array<{ read: number; removed: number; sorted: boolean }> = [];
-    const cleared = await clearOutageBackoffs(db.pool, key, async (rows) => {
+    const { cleared, remaining } = await clearOutageBackoffs(db.pool, key, async (rows) => {
       pages.push(rows.length);
       const last = rows.reduce((max, r) => Math.max(max, Number(r.id)), 0);
       const plan = await db.pool.oneFirst(sql.type(z.object({ 'QUERY PLAN': z.unknown() }))`
         EXPLAIN (ANALYZE, FORMAT JSON)
-        SELECT id FROM push_registrations WHERE backoff_origin = ${key} AND id > ${last}::int8 ORDER BY id LIMIT ${recoveryPage} FOR UPDATE SKIP LOCKED`);
+        SELECT id FROM push_registrations WHERE backoff_origin = ${key} AND id > ${last}::int8 ORDER BY id LIMIT ${recoveryPage} FOR NO KEY UPDATE SKIP LOCKED`);
       scans.push(scanned(plan));
     });
     expect(cleared).toBe(held);
+    expect(remaining).toBe(false);
     expect(pages).toEqual([recoveryPage, recoveryPage, 234]);
     for (const scan of scans) expect(scan).toMatchObject({ removed: 0, sorted: false });
     expect(scans.map((s) => s.read)).toEqual([recoveryPage, 234, 0]);
@@ -255,6 +261,75 @@ describe('the end of an outage', () => {
       { backoff_origin: otherKey, n: 100 },
       { backoff_origin: null, n: held },
     ]);
+  });
+});
+
+describe('the end of an outage and the locks of others', () => {
+  const key = 'unifiedpush https://locked.example';
+
+  /** A registration held back by the outage of `key`, nothing pending. */
+  async function held(): Promise<Device> {
+    const device = await register('unifiedpush', `https://locked.example/up/${nextUser}`);
+    await db.pool.query(sql.unsafe`
+      UPDATE push_registrations SET backoff_until = now() + interval '1 hour', backoff_origin = ${key}, backoff_reason = 'unifiedpush outage: held back'
+      WHERE id = ${device.id}`);
+    return device;
+  }
+
+  /** Holds `lock` on the registration's row in a transaction of its own until `release` is called. */
+  async function locked(device: Device, lock: 'FOR KEY SHARE' | 'FOR NO KEY UPDATE'): Promise<{ release: () => Promise<void> }> {
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    await client.query('BEGIN');
+    await client.query(`SELECT 1 FROM push_registrations WHERE id = $1 ${lock}`, [device.id]);
+    let released = false;
+    const release = async () => {
+      if (released) return;
+      released = true;
+      await client.query('COMMIT');
+      await client.end();
+    };
+    cleanups.push(release);
+    return { release };
+  }
+
+  it('clears a registration the bridge holds FOR KEY SHARE while it records a message for its device', async () => {
+    const device = await held();
+    await locked(device, 'FOR KEY SHARE'); // what record-events.ts holds on every recipient's registration
+    const recovery = await clearOutageBackoffs(db.pool, key, async () => undefined);
+    expect(await row(device)).toMatchObject({ backoff_origin: null });
+    expect(recovery).toEqual({ cleared: 1, remaining: false });
+  });
+
+  it('comes back in a later round for a registration locked throughout the round that recovered the outage', async () => {
+    const device = await held();
+    const detector = createOutageDetector();
+    let outageEnded: (key: string) => void = () => undefined;
+    const connection = await Connection.connect({ address: inject('temporalAddress') });
+    cleanups.push(() => connection.close());
+    const health = startTransportHealth({
+      pool: db.pool,
+      transports: {
+        detector,
+        onOutageEnd: (listener) => void (outageEnded = listener),
+        clock: () => Date.now(),
+        configured: [],
+        originLabel: createOriginLabeler('deployment secret'),
+        fcmTokens: undefined,
+      },
+      temporal: new Client({ connection }),
+      taskQueue: 'outage-locks',
+      log: captureLog().log,
+      intervalMs: 0,
+    });
+    cleanups.push(() => health.stop());
+    const claim = await locked(device, 'FOR NO KEY UPDATE'); // a claim in flight
+    outageEnded(key);
+    await health.round();
+    expect(await row(device)).toMatchObject({ backoff_origin: key });
+    await claim.release();
+    await health.round();
+    expect(await row(device)).toMatchObject({ backoff_origin: null });
   });
 });
 

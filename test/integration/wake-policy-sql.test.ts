@@ -72,6 +72,7 @@ const cases: fc.Arbitrary<Case> = policies.chain((policy) => {
         { nil: null },
       ),
       pending: fc.constantFrom('none' as const, 'channel' as const, 'dm' as const, 'both' as const),
+      testWake: fc.boolean(),
     })
     .map((c) => {
       // A retry of the very claim (`last_woken_at = now`, outstanding) is the claim's own
@@ -92,6 +93,7 @@ const cases: fc.Arbitrary<Case> = policies.chain((policy) => {
           budgetTat: c.budgetTat,
           hasPending: c.pending !== 'none',
           dmPending: c.pending === 'dm' || c.pending === 'both',
+          testWake: c.testWake,
         },
       };
     });
@@ -110,9 +112,9 @@ async function writeGate(c: Case): Promise<string> {
   const { gate } = c;
   await db.pool.query(sql.unsafe`DELETE FROM push_registrations`);
   const id = await db.pool.oneFirst(sql.type(z.object({ id: z.string() }))`
-    INSERT INTO push_registrations (user_id, device_id, transport, token, wake_outstanding, last_woken_at, last_wake_priority, backoff_until, fcm_budget_tat)
+    INSERT INTO push_registrations (user_id, device_id, transport, token, wake_outstanding, last_woken_at, last_wake_priority, backoff_until, fcm_budget_tat, test_wake_pending)
     VALUES (1, 'phone', ${gate.transport}, 'token-or-endpoint', ${gate.outstanding}, ${iso(c.lastWokenAtRow)}, ${gate.lastWakePriority},
-            ${iso(gate.backoffUntil)}, ${iso(gate.budgetTat)})
+            ${iso(gate.backoffUntil)}, ${iso(gate.budgetTat)}, ${gate.testWake})
     RETURNING id::text AS id`);
   const rows: Array<[number, boolean]> = [];
   if (c.pending === 'channel' || c.pending === 'both') rows.push([10, false]);
@@ -142,7 +144,9 @@ describe('the claim SQL and the wake policy', () => {
         const result = await claimWake(c);
         expect(result.status).toBe(verdict.due ? 'claimed' : 'not-claimed');
         if (result.status === 'gone') return;
-        expect(result.priority).toBe(verdict.priority);
+        // Refused while a wake is outstanding: the priority to send it again with is the one it was claimed with.
+        const recorded = result.status === 'not-claimed' && c.gate.outstanding ? (c.gate.lastWakePriority ?? 'high') : verdict.priority;
+        expect(result.priority).toBe(recorded);
         const after = await db.pool.one(sql.type(afterRow)`
           SELECT wake_outstanding, last_woken_at, last_wake_priority, fcm_budget_tat FROM push_registrations`);
         if (result.status === 'claimed') {
@@ -164,7 +168,7 @@ describe('the claim SQL and the wake policy', () => {
   it('a claim retried at its own time is answered "claimed" again and spends nothing more, whatever the policy says now', async () => {
     await fc.assert(
       fc.asyncProperty(cases, async (c) => {
-        if (!c.gate.hasPending) return;
+        if (!c.gate.hasPending && !c.gate.testWake) return;
         await writeGate({
           ...c,
           lastWokenAtRow: null,

@@ -78,7 +78,7 @@ export async function startTestApi(options: TestApiOptions): Promise<TestApi> {
   const logs: string[] = [];
   const log = pino({ level: 'debug' }, new Writable({ write: (chunk: Buffer, _encoding, done) => void (logs.push(chunk.toString()), done()) }));
   const temporal = createTemporalClient(config.temporal);
-  const signals = apiSignals({ temporal, log, ...pick(options) });
+  const signals = apiSignals({ config, temporal, log, ...pick(options) });
   const app = createApp({ config, pool: options.db.pool, temporal, log, signals, ...pick(options) });
   const signaller =
     options.signaller === false ? undefined : await startTestSignaller(options.db, options.taskQueue, options.signaller?.backlogMs ?? 0);

@@ -19,6 +19,7 @@ const idle: DeviceGate = {
   budgetTat: null,
   hasPending: false,
   dmPending: false,
+  testWake: false,
 };
 const channel = { hasPending: true, dmPending: false } as const;
 const dm = { hasPending: true, dmPending: true } as const;
@@ -91,6 +92,27 @@ const table: Row[] = [
     { due: false, readyAt: s(180), heldBack: 'budget' },
   ],
   ['UnifiedPush has no budget, whatever the bucket says', { ...channel, budgetTat: s(20 * 180) }, 0, { due: true }],
+  ['a test wake, nothing pending: now, high', { testWake: true }, 10, { due: true, priority: 'high', escalation: false }],
+  ['a test wake inside the interval: at its end', { testWake: true, lastWokenAt: s(0) }, 5, { due: false, readyAt: s(15) }],
+  [
+    'a test wake behind an outstanding high wake: not coalesced, at the interval',
+    { ...channel, testWake: true, ...highOutstanding },
+    20,
+    { due: true, priority: 'high' },
+  ],
+  [
+    'a test wake under a back-off: held back until it ends',
+    { testWake: true, backoffUntil: s(60) },
+    10,
+    { due: false, readyAt: s(60), heldBack: 'backoff' },
+  ],
+  ['FCM, budget down to the reserve: a test wake spends the reserve', { testWake: true, ...fcmAtReserve }, 0, { due: true, priority: 'high' }],
+  [
+    'FCM, budget empty: a test wake waits for one refill',
+    { testWake: true, transport: 'fcm', budgetTat: s(20 * 180) },
+    0,
+    { due: false, readyAt: s(180), heldBack: 'budget' },
+  ],
   ['FCM with the budget turned off', { ...channel, ...fcmAtReserve }, 0, { due: true }],
 ];
 

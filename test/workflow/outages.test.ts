@@ -81,6 +81,27 @@ describe('FCM failing for everyone', () => {
     300_000,
   );
 
+  it('on a quiet instance: once a probe is delivered after FCM recovers, every device held back is woken within the interval', async () => {
+    // A handful of devices and two minutes of outage: the detector's window still holds their
+    // failures when FCM recovers, so the end takes two probes, and nothing else is sent.
+    const devices = await devicesWithAMessage(5, { transport: 'fcm' });
+    h.google!.fcm.answerAll(fcmError('UNAVAILABLE'));
+    for (const device of devices) await h.message(device, 11, true);
+    await passTime(2 * 60_000, 30_000);
+    expect(h.transports.detector.outages()).not.toEqual([]);
+    h.google!.fcm.answerAll(undefined);
+    const before = devices.map((d) => h.delivered(d).length);
+    const wokenAt = new Map<Device, number>();
+    for (let step = 0; step < 150 && wokenAt.size < devices.length; step++) {
+      await h.skip(2_000);
+      const now = await h.env.currentTimeMs();
+      for (const [i, device] of devices.entries()) if (!wokenAt.has(device) && h.delivered(device).length > before[i]!) wokenAt.set(device, now);
+    }
+    expect(wokenAt.size).toBe(devices.length);
+    const times = [...wokenAt.values()];
+    expect(Math.max(...times) - Math.min(...times)).toBeLessThanOrEqual(minIntervalMs);
+  }, 300_000);
+
   it('its OAuth token endpoint down for three hours: no registration pruned, every device woken after', async () => {
     const devices = await devicesWithAMessage(3, { transport: 'fcm' });
     h.google!.oauth.revokeAll(); // FCM refuses the cached token: a new one must be fetched

@@ -1,7 +1,8 @@
 /**
  * `POST /api/push/drain`: takes what is waiting for the calling device exactly once (even
- * under many concurrent drains), clears the outstanding wake, tells the workflow — and never
- * reveals a channel the caller may no longer see.
+ * under many concurrent drains), clears the outstanding wake, tells the workflow nothing — and
+ * never reveals a channel the caller may no longer see. Its optional body says what the phone
+ * saw of its wake: a HIGH wake lowered to NORMAL is counted and shown; a bad body changes nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
@@ -21,9 +22,11 @@ import {
   registrationId,
   registrationRowOf,
   signIn,
+  snapshot,
 } from './host.js';
 import { checked } from './openapi.js';
 import { seenWorkflow, terminateAll } from './temporal.js';
+import { wakeReports } from '../../../src/api/metrics.js';
 
 const taskQueue = `api-drain-${nextId()}`;
 
@@ -220,5 +223,83 @@ describe('drain atomicity under concurrency', () => {
     expect(new Set(returned).size).toBe(channels.length);
     expect([...returned].sort()).toEqual([...channels].sort());
     expect(await pendingChannels(db.pool, device.registration)).toEqual([]);
+  });
+});
+
+describe("what the phone saw of its wake (the drain's optional body)", () => {
+  const report = (priority: string, original_priority: string) => ({ wake: { priority, original_priority } });
+  const drainWith = async (token: string, body: unknown) => checked(api)('POST', '/api/push/drain', { token, body });
+  const lowered = async (device: { user: string; deviceId: string; token: string; registration: string }) => {
+    const view = await checked(api)('GET', '/api/push/registration', { token: device.token });
+    const count = await db.pool.oneFirst(sql.unsafe`SELECT priority_lowered_wakes FROM push_registrations WHERE id = ${device.registration}`);
+    return { shown: (view.json as { delivery: { priority_lowered: boolean } }).delivery.priority_lowered, count };
+  };
+  const loweredOverall = async () =>
+    (await wakeReports.get()).values
+      .filter((v) => v.labels.original_priority === 'high' && v.labels.priority === 'normal')
+      .reduce((n, v) => n + v.value, 0);
+
+  it('counts a HIGH wake that arrived as NORMAL per device and overall, shows it until a HIGH one arrives as HIGH', async () => {
+    const device = await registeredDevice();
+    const before = await loweredOverall();
+    expect(await lowered(device)).toEqual({ shown: false, count: 0 });
+
+    expect((await drainWith(device.token, report('normal', 'high'))).status).toBe(200);
+    expect(await lowered(device)).toEqual({ shown: true, count: 1 });
+    expect(await loweredOverall()).toBe(before + 1);
+    // A NORMAL wake says nothing about HIGH ones; a drain without a report neither.
+    expect((await drainWith(device.token, report('normal', 'normal'))).status).toBe(200);
+    expect((await drain(device.token)).status).toBe(200);
+    expect(await lowered(device)).toEqual({ shown: true, count: 1 });
+    expect((await drainWith(device.token, report('normal', 'high'))).status).toBe(200);
+    expect(await lowered(device)).toEqual({ shown: true, count: 2 });
+    // A HIGH wake that arrived HIGH: no longer lowered; the count stays.
+    expect((await drainWith(device.token, report('high', 'high'))).status).toBe(200);
+    expect(await lowered(device)).toEqual({ shown: false, count: 2 });
+    expect(await loweredOverall()).toBe(before + 2);
+  });
+
+  it.each([
+    ['no body', undefined],
+    ['an empty JSON object', {}],
+    ['unknown fields only', { app_version: '1.2.3' }],
+  ])('drains with %s as before', async (_name, body) => {
+    const device = await registeredDevice();
+    const dm = await createDm(db.pool, [device.user, await createUser(db.pool)]);
+    await addPending(db.pool, device.registration, [{ channelId: dm, isDm: true, firstAt: new Date() }]);
+    const response = await drainWith(device.token, body);
+    expect(response.status, response.text).toBe(200);
+    expect((response.json as Item[]).map((item) => item.channel_id)).toEqual([dm]);
+  });
+
+  it('drains with an empty body whatever its headers say', async () => {
+    const device = await registeredDevice();
+    for (const headers of [
+      { 'content-type': 'application/json', 'content-length': '0' },
+      { 'content-type': 'text/plain', 'content-length': '0' },
+    ]) {
+      const response = await checked(api)('POST', '/api/push/drain', { token: device.token, headers });
+      expect(response.status, response.text).toBe(200);
+    }
+  });
+
+  it.each([
+    ['a body that is not JSON', '{"wake":', 'application/json', 400],
+    ['an array', '[]', 'application/json', 400],
+    ['wake as a string', JSON.stringify({ wake: 'high' }), 'application/json', 400],
+    ['wake without its original priority', JSON.stringify({ wake: { priority: 'high' } }), 'application/json', 400],
+    ['an unknown priority', JSON.stringify(report('urgent', 'high')), 'application/json', 400],
+    ['an unknown original priority', JSON.stringify(report('normal', 'HIGH')), 'application/json', 400],
+    ['a body that is not JSON by its media type', JSON.stringify(report('normal', 'high')), 'text/plain', 415],
+    ['a body over 4096 bytes', JSON.stringify({ ...report('normal', 'high'), padding: 'x'.repeat(5_000) }), 'application/json', 413],
+  ])('refuses %s with a 4xx and changes nothing', async (_name, body, type, status) => {
+    const device = await registeredDevice();
+    const dm = await createDm(db.pool, [device.user, await createUser(db.pool)]);
+    await addPending(db.pool, device.registration, [{ channelId: dm, isDm: true, firstAt: new Date() }]);
+    await db.pool.query(sql.unsafe`UPDATE push_registrations SET wake_outstanding = true WHERE id = ${device.registration}`);
+    const before = await snapshot(db.pool);
+    const response = await checked(api)('POST', '/api/push/drain', { token: device.token, body, headers: { 'content-type': type } });
+    expect(response.status, response.text).toBe(status);
+    expect(await snapshot(db.pool)).toBe(before);
   });
 });

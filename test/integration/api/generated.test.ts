@@ -9,8 +9,8 @@
  *   that rule's documented status, error and message;
  * - an invalid request gets a 4xx with the documented error shape;
  * - nothing gets a 5xx, and every response matches the document (status, headers, body);
- * - after a registration, the `links` of its 200 are followed (GET, DELETE, drain) and agree
- *   with what was stored; after a refusal, nothing was stored.
+ * - after a registration, the `links` of its 200 are followed (GET, DELETE, drain, test wake)
+ *   and agree with what was stored; after a refusal, nothing was stored.
  *
  * Bounded (API_GENERATED_RUNS, default below); fast-check prints the seed and path of a
  * failure: replay it with API_GENERATED_SEED=<seed> (and API_GENERATED_PATH=<path>).
@@ -109,6 +109,10 @@ const deviceIdPointer = `${pointerOf('paths', revoke.template, 'delete', 'parame
 
 const config = operationById('getPushConfig');
 
+const drainOperation = operationById('drain');
+const drainBodyPointer = `${pointerOf('paths', drainOperation.template, 'post')}/requestBody/content/application~1json/schema`;
+const drainTooLarge = (drainOperation.operation['x-checked-at-run-time'] ?? []).find((rule) => rule.id === 'body-too-large')!;
+
 // ---- generators ----------------------------------------------------------------------------
 
 /** HTTP carries header values as visible ASCII with inner spaces; what is around them is not part of the value. */
@@ -167,7 +171,21 @@ const revocation = fc.record({
 
 const configRead = fc.record({ kind: fc.constant('config' as const), deployment: fc.nat({ max: deployments.length - 1 }) });
 
-const generatedCase = fc.oneof({ arbitrary: registration, weight: 6 }, { arbitrary: revocation, weight: 3 }, { arbitrary: configRead, weight: 1 });
+const drainCase = fc.record({
+  kind: fc.constant('drain' as const),
+  deployment: fc.nat({ max: deployments.length - 1 }),
+  /** null: no body at all. */
+  body: fc.option(valuesOf(drainBodyPointer), { freq: 4 }),
+  headers: headerValues,
+  mediaType,
+});
+
+const generatedCase = fc.oneof(
+  { arbitrary: registration, weight: 6 },
+  { arbitrary: revocation, weight: 3 },
+  { arbitrary: drainCase, weight: 2 },
+  { arbitrary: configRead, weight: 1 },
+);
 type Case = typeof generatedCase extends fc.Arbitrary<infer T> ? T : never;
 
 // ---- the checks ----------------------------------------------------------------------------
@@ -197,18 +215,8 @@ async function register(generated: Extract<Case, { kind: 'register' }>): Promise
   const token = await signDeviceToken({ userId: user, deviceId: device, secret: testJwtSecret });
   await signIn(db.pool, user, device);
   const text = JSON.stringify(generated.body.value);
-  const headers: Record<string, string> = {};
+  const { headers, valid: headersValid } = sentHeaders(generated);
   if (generated.mediaType.type !== undefined) headers['content-type'] = generated.mediaType.type;
-  let headersValid = true;
-  headerParameters.forEach((parameter, index) => {
-    const value = generated.headers[index];
-    if (value === null || value === undefined) {
-      if (parameter.required) headersValid = false;
-      return;
-    }
-    headers[parameter.name.toLowerCase()] = value.value as string;
-    if (value.verdict === 'invalid') headersValid = false;
-  });
   const valid = generated.body.verdict === 'valid' && headersValid && generated.mediaType.documented;
   const response = await send(api, 'PUT', put.template, { token, headers, body: text });
   const what = `PUT ${text.slice(0, 300)} with ${JSON.stringify(headers)} on ${deployment.name}`;
@@ -248,9 +256,13 @@ async function followLinks(api: TestApi, token: string, stored: unknown, order: 
     } else if (operationId === 'getRegistration') {
       expect(response.status).toBe(200);
       expect(response.json).toEqual(registered);
+    } else if (operationId === 'testWake') {
+      expect(response.status, response.text).toBe(202);
+      registered = response.json;
     } else if (operationId === 'drain') {
       expect(response.status).toBe(200);
       expect(response.json).toEqual([]);
+      registered = { ...(registered as Record<string, unknown>), last_drained_at: expect.any(String) };
     } else {
       throw new Error(`no expectation for the link to ${operationId}`);
     }
@@ -281,6 +293,69 @@ async function revokeDevice(generated: Extract<Case, { kind: 'revoke' }>): Promi
   expect(left, what).toBe(0);
 }
 
+/** The document's headers of an operation, as generated: the headers to send, and whether they are valid. */
+function sentHeaders(generated: { readonly headers: ReadonlyArray<{ value: unknown; verdict: string } | null> }): {
+  headers: Record<string, string>;
+  valid: boolean;
+} {
+  const headers: Record<string, string> = {};
+  let valid = true;
+  headerParameters.forEach((parameter, index) => {
+    const value = generated.headers[index];
+    if (value === null || value === undefined) {
+      if (parameter.required) valid = false;
+      return;
+    }
+    headers[parameter.name.toLowerCase()] = value.value as string;
+    if (value.verdict === 'invalid') valid = false;
+  });
+  return { headers, valid };
+}
+
+/**
+ * A drain, with or without a generated body: valid ones drain (an empty list: nothing is ever
+ * pending here), invalid ones get a 4xx and drain nothing (the drain's time stays unset).
+ */
+async function drainWith(generated: Extract<Case, { kind: 'drain' }>): Promise<void> {
+  const api = deployments[generated.deployment]!.api!;
+  const device = `drainer-${++devices}`;
+  await db.pool.query(sql.unsafe`
+    INSERT INTO push_registrations (user_id, device_id, transport, token) VALUES (${user}, ${device}, 'unifiedpush', ${`https://up.example/${device}`})`);
+  const token = await signDeviceToken({ userId: user, deviceId: device, secret: testJwtSecret });
+  const { template } = drainOperation;
+  const drained = () =>
+    db.pool.oneFirst(sql.unsafe`SELECT last_drained_at IS NOT NULL FROM push_registrations WHERE user_id = ${user} AND device_id = ${device}`);
+  if (generated.body === null) {
+    count('valid: drain without a body');
+    const response = await send(api, 'POST', template, { token });
+    expect(response.status, response.text).toBe(200);
+    expect(await drained()).toBe(true);
+    return;
+  }
+  const text = JSON.stringify(generated.body.value);
+  const { headers, valid: headersValid } = sentHeaders(generated);
+  if (generated.mediaType.type !== undefined) headers['content-type'] = generated.mediaType.type;
+  const valid = generated.body.verdict === 'valid' && headersValid && generated.mediaType.documented;
+  const response = await send(api, 'POST', template, { token, headers, body: text });
+  const what = `POST ${template} ${text.slice(0, 300)} with ${JSON.stringify(headers)}`;
+  if (!valid) {
+    count('invalid: drain refused');
+    expectRefusal(response, `the document forbids ${what}`);
+    expect(await drained(), what).toBe(false);
+  } else if (Buffer.byteLength(text) > 4096) {
+    count('valid: drain refused at run time (body-too-large)');
+    expect(response.status, what).toBe(drainTooLarge.status);
+    expect(response.json, what).toMatchObject({
+      error: drainTooLarge.error,
+      message: expect.stringMatching(new RegExp(`^${drainTooLarge.message}`)),
+    });
+  } else {
+    count('valid: drain with a body');
+    expect(response.status, `the document allows ${what}: ${response.text}`).toBe(200);
+    expect(response.json).toEqual([]);
+  }
+}
+
 async function readConfig(generated: Extract<Case, { kind: 'config' }>): Promise<void> {
   const deployment = deployments[generated.deployment]!;
   const token = await signDeviceToken({ userId: user, deviceId: `reader-${++devices}`, secret: testJwtSecret });
@@ -296,14 +371,24 @@ describe('requests generated from docs/openapi.yaml', () => {
       fc.asyncProperty(generatedCase, async (generated) => {
         if (generated.kind === 'register') await register(generated);
         else if (generated.kind === 'revoke') await revokeDevice(generated);
+        else if (generated.kind === 'drain') await drainWith(generated);
         else await readConfig(generated);
       }),
       { numRuns: runs, ...(seed === undefined ? {} : { seed }), ...(path === undefined ? {} : { path }), endOnFailure: true },
     );
     // The generators reach every side, not one (seen on failure: the counts).
     const summary = JSON.stringify(Object.fromEntries([...seen].sort()), null, 1);
-    for (const needed of ['valid: accepted', 'invalid: refused', 'valid: revoke known', 'valid: revoke unknown']) {
-      expect(seen.get(needed) ?? 0, `${needed} never happened:\n${summary}`).toBeGreaterThan(0);
+    const needed = [
+      'valid: accepted',
+      'invalid: refused',
+      'valid: revoke known',
+      'valid: revoke unknown',
+      'valid: drain without a body',
+      'valid: drain with a body',
+      'invalid: drain refused',
+    ];
+    for (const what of needed) {
+      expect(seen.get(what) ?? 0, `${what} never happened:\n${summary}`).toBeGreaterThan(0);
     }
     expect(
       [...seen.keys()].some((key) => key.startsWith('valid: refused at run time')),

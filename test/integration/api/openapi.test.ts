@@ -50,7 +50,7 @@ describe('docs/openapi.yaml', () => {
     const operations = new Set(['/healthz', '/readyz', '/metrics'].map((path) => `GET ${path}`));
     const served = servedOperations().filter((operation) => !operations.has(operation));
     expect(served.sort()).toEqual(documented.sort());
-    expect(documented).toHaveLength(6);
+    expect(documented).toHaveLength(7);
   });
 
   it('has schemas that all compile (JSON Schema 2020-12, as OpenAPI 3.1 uses)', () => {
@@ -61,13 +61,13 @@ describe('docs/openapi.yaml', () => {
     for (const name of Object.keys(openApi.components.headers)) expect(() => validator(`/components/headers/${name}/schema`)).not.toThrow();
   });
 
-  it('links a registration to reading, deleting and draining it, so stateful tools can chain them', () => {
+  it('links a registration to reading, deleting, draining and test-waking it, so stateful tools can chain them', () => {
     const links = (operationById('putRegistration').operation.responses['200']!['links'] ?? {}) as Record<string, { operationId: string }>;
     expect(
       Object.values(links)
         .map((link) => link.operationId)
         .sort(),
-    ).toEqual(['deleteRegistration', 'drain', 'getRegistration']);
+    ).toEqual(['deleteRegistration', 'drain', 'getRegistration', 'testWake']);
     for (const link of Object.values(links)) expect(() => operationById(link.operationId)).not.toThrow();
   });
 

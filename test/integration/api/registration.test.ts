@@ -403,7 +403,8 @@ describe('PUT /api/push/registration: validation', () => {
       updated_at: expect.any(String),
       ...(encrypted === undefined ? {} : { encrypted }),
       last_woken_at: null,
-      delivery: { state: 'ok', failures: 0 },
+      last_drained_at: null,
+      delivery: { state: 'ok', failures: 0, wakes_since_drain: 0, priority_lowered: false },
     });
     const row = await registrationRowOf(db.pool, user, deviceId);
     expect(row?.token).toBe(body['token']);
@@ -427,7 +428,8 @@ describe('PUT /api/push/registration: what is stored', () => {
       updated_at: body.updated_at,
       encrypted: true,
       last_woken_at: null,
-      delivery: { state: 'ok', failures: 0 },
+      last_drained_at: null,
+      delivery: { state: 'ok', failures: 0, wakes_since_drain: 0, priority_lowered: false },
     });
     expect(body.created_at).toBe(body.updated_at);
     const workflow = await registeredWorkflow(plain.temporal.client, user, deviceId);
@@ -457,6 +459,24 @@ describe('PUT /api/push/registration: what is stored', () => {
     // Re-registering proves nothing about the endpoint: an app restarting more often than its
     // back-offs add up must still reach the ten failures that prune it.
     expect(row).toMatchObject({ failures: 7, wake_outstanding: true });
+  });
+
+  it.each([
+    ['new keys', () => receiverKeys()],
+    ['keys given up', () => ({})],
+  ])('the same endpoint with %s clears the outstanding wake (the phone cannot read it), and keeps the failures', async (_name, keysNow) => {
+    const deviceId = `phone-${nextId()}`;
+    const token = endpoint();
+    await put(plain, deviceId, { transport: 'unifiedpush', token, ...receiverKeys() });
+    await db.pool.query(
+      sql.unsafe`UPDATE push_registrations SET wake_outstanding = true, failures = 7 WHERE user_id = ${user} AND device_id = ${deviceId}`,
+    );
+    const keys = keysNow();
+    expect((await put(plain, deviceId, { transport: 'unifiedpush', token, ...keys })).status).toBe(200);
+    const row = await registrationRowOf(db.pool, user, deviceId);
+    // Woken like a new endpoint: its workflow, told by the `registered` signal, looks within the interval.
+    expect(row).toMatchObject({ token, wake_outstanding: false, failures: 7 });
+    expect(row?.up_p256dh?.toString('base64url') ?? null).toBe('p256dh' in keys ? keys.p256dh : null);
   });
 
   it('a new endpoint replaces token and keys and clears the outstanding wake (it went to the old endpoint) and the failures', async () => {

@@ -61,6 +61,7 @@ describe('the live demonstration', () => {
     );
     expect(text).toMatch(/carol +← wake via FCM, priority NORMAL, data \{"v":"1","t":"wake"\}/);
     expect(text).toContain('drain → #crew: 3 messages');
+    expect(text).toMatch(/wake → drain \d+ ms; message → drain \d+\.\d s/);
     expect(text).toContain('the push service never has plaintext');
     expect(report.webUi.bob).toBe(
       `http://ui.example:8233/namespaces/default/workflows/${encodeURIComponent(`push-device:${report.world.users.bob}:${report.deviceIds.bob}`)}`,

@@ -3,8 +3,9 @@
  * production (their own NATS here, so no other test file's bridge shares the stream): after
  * one message wakes one phone, every metric family the dashboard and the alerts use is there
  * with the value that message produced — API latency by route and status, wakes by
- * transport, priority and outcome, prunes by reason, pending rows, registrations, bridge
- * event outcomes and lag, and the Temporal SDK's own metrics.
+ * transport, priority and outcome, the message's and the wake's time to the drain, prunes by
+ * reason, pending rows, registrations, bridge event outcomes and lag, and the Temporal SDK's
+ * own metrics.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -129,6 +130,10 @@ describe('metrics of api, worker, bridge and the Temporal SDK', () => {
 
     const api = await scrape(urls.api);
     expect(sample(api, 'push_api_request_duration_seconds_count', { route: '/api/push/drain', method: 'POST', status: '200' })).toBe(1);
+    // The drain was the receipt: the DM's time to it, and the wake's.
+    expect(sample(api, 'push_message_to_drain_seconds_count', { transport: 'unifiedpush', priority: 'high' })).toBe(1);
+    expect(sample(api, 'push_wake_to_drain_seconds_count', { transport: 'unifiedpush', priority: 'high' })).toBe(1);
+    expect(sample(await scrape(urls.worker), 'push_registrations_repeatedly_undrained', { transport: 'unifiedpush' })).toBe(0);
     expect(sample(api, 'push_api_request_duration_seconds_count', { route: '/api/push/registration', method: 'PUT', status: '200' })).toBe(1);
     expect(sample(api, 'push_api_registrations_total', { outcome: 'created' })).toBe(1);
 

@@ -100,6 +100,26 @@ describe('simulate-device', () => {
     expect((await h.api.request('GET', '/api/push/registration', { token })).json).toMatchObject({ transport: 'fcm' });
   });
 
+  it("FCM lowering its HIGH wakes: the phone says so on draining, and the device's delivery state shows it", async () => {
+    const { reader, say } = await conversation();
+    const lines: string[] = [];
+    const token = await signDeviceToken({ userId: reader, deviceId: 'sim-lowered', secret: testJwtSecret });
+    const summary = await runSimulator(
+      await options(reader, 'sim-lowered', ['--transport', 'fcm', '--fcm-stand-in', h.fcm.url, '--fcm-lower-high', '--keep-registration']),
+      {
+        out: (line) => void lines.push(line),
+        onRegistered: async () => void (await say()),
+      },
+    );
+    expect(summary.wakes).toBe(1);
+    expect(lines.join('\n')).toContain('wake via FCM, priority NORMAL (sent HIGH: lowered by FCM)');
+    const state = (await h.api.request('GET', '/api/push/registration', { token })).json as { delivery: Record<string, unknown> };
+    expect(state.delivery).toMatchObject({ priority_lowered: true, wakes_since_drain: 0 });
+    const count = await db.pool.oneFirst(sql.unsafe`
+      SELECT priority_lowered_wakes FROM push_registrations WHERE user_id = ${reader} AND device_id = 'sim-lowered'`);
+    expect(count).toBe(1);
+  });
+
   it('UnifiedPush without keys gets the wake in the clear', async () => {
     const { reader, say } = await conversation();
     const lines: string[] = [];

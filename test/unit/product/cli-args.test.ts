@@ -11,11 +11,13 @@ describe('simulate-device arguments', () => {
       transport: 'unifiedpush',
       keys: true,
       fcmStandIn: undefined,
+      fcmLowerHigh: false,
       listen: { host: '127.0.0.1', port: 0 },
       publicUrl: undefined,
       wakes: undefined,
       timeoutMs: undefined,
       keepRegistration: false,
+      testWake: false,
       json: false,
     });
   });
@@ -61,6 +63,7 @@ describe('simulate-device arguments', () => {
     [['--api', 'http://x', '--jwt-secret-file', 's', '--user', '1'], '--jwt-secret-file needs --device'],
     [['--api', 'http://x', '--token', 'x', '--transport', 'apns'], '--transport must be unifiedpush or fcm'],
     [['--api', 'http://x', '--token', 'x', '--transport', 'fcm'], '--transport fcm needs --fcm-stand-in'],
+    [['--api', 'http://x', '--token', 'x', '--fcm-lower-high'], '--fcm-lower-high needs --transport fcm'],
     [['--api', 'http://x', '--token', 'x', '--wakes', '0'], '--wakes must be a positive integer'],
     [['--api', 'http://x', '--token', 'x', '--listen', 'localhost'], '--listen must be HOST:PORT'],
     [['--api', 'http://x', '--token', 'x', '--bogus'], "Unknown option '--bogus'"],
@@ -75,6 +78,8 @@ describe('push-admin arguments', () => {
     expect(parseAdminArgs(['device', '12', 'phone:1'])).toEqual({ command: 'device', userId: '12', deviceId: 'phone:1', json: false });
     expect(parseAdminArgs(['prune', '12', 'p', '--json'])).toEqual({ command: 'prune', userId: '12', deviceId: 'p', json: true });
     expect(parseAdminArgs(['count'])).toEqual({ command: 'count', json: false });
+    expect(parseAdminArgs(['wake', '12', 'p'])).toEqual({ command: 'wake', userId: '12', deviceId: 'p', json: false, timeoutMs: 30_000 });
+    expect(parseAdminArgs(['wake', '12', 'p', '--timeout', '5', '--json'])).toMatchObject({ timeoutMs: 5_000, json: true });
     expect(parseAdminArgs([])).toEqual({ command: 'help' });
     expect(parseAdminArgs(['--help'])).toEqual({ command: 'help' });
   });
@@ -94,6 +99,8 @@ describe('push-admin arguments', () => {
     [['restart'], 'unknown or incomplete command'],
     [['restart', '--wedged', '12', 'p'], 'restart takes <user_id> <device_id> or --wedged, not both'],
     [['wedged', '--wedged'], '--wedged goes with restart only'],
+    [['wake', '12', 'p', '--timeout', '0'], '--timeout must be whole seconds'],
+    [['wake', '12', 'p', '--timeout', 'soon'], '--timeout must be whole seconds'],
   ])('refuses %j', (args, message) => {
     expect(() => parseAdminArgs(args)).toThrow(AdminUsageError);
     expect(() => parseAdminArgs(args)).toThrow(message);

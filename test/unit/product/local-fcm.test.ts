@@ -30,7 +30,7 @@ describe('local FCM stand-in', () => {
   it('delivers a wake to the phone holding the token, with its priority', async () => {
     const phone = await fcmSource(local.url);
     try {
-      expect(await transports.fcm.send(registration(phone.registration.token), 'high')).toEqual({ kind: 'delivered' });
+      expect(await transports.fcm.send(registration(phone.registration.token), 'high')).toEqual({ kind: 'delivered', status: 200 });
       const wake = await phone.next(5_000);
       expect(wake).toMatchObject({ transport: 'fcm', priority: 'high', payload: '{"v":"1","t":"wake"}', problems: [] });
       expect(wake.bytes).toBe(local.fcm.received.at(-1)!.bodyBytes);

@@ -70,7 +70,7 @@ describe('the service-account key (FCM_CREDENTIALS_JSON_FILE)', () => {
     writeFileSync(keyFile, account.keyFile(oauth.url));
     const { transports, captured } = transportsFor({ FCM_CREDENTIALS_JSON_FILE: keyFile }, fcm);
 
-    expect(await send(transports)).toEqual({ kind: 'delivered' });
+    expect(await send(transports)).toEqual({ kind: 'delivered', status: 200 });
 
     expect(oauth.problems).toEqual([]);
     expect(oauth.received).toHaveLength(1);
@@ -116,7 +116,7 @@ describe('the service-account key (FCM_CREDENTIALS_JSON_FILE)', () => {
 
     oauth.answerAll({ status: 503 }); // the token endpoint is down from now on
     vi.setSystemTime(start + 56 * 60_000);
-    expect(await send(transports)).toEqual({ kind: 'delivered' });
+    expect(await send(transports)).toEqual({ kind: 'delivered', status: 200 });
     vi.setSystemTime(start + 60 * 60_000 - 10_000);
     expect(await send(transports)).toEqual({
       kind: 'deferred',
@@ -164,8 +164,8 @@ describe('Application Default Credentials: the GKE metadata server (Workload Ide
   it('sends with the token the metadata server issues for firebase.messaging, asked with Metadata-Flavor: Google', async () => {
     const { metadata, fcm, transports } = await gke();
 
-    expect(await send(transports)).toEqual({ kind: 'delivered' });
-    expect(await send(transports)).toEqual({ kind: 'delivered' });
+    expect(await send(transports)).toEqual({ kind: 'delivered', status: 200 });
+    expect(await send(transports)).toEqual({ kind: 'delivered', status: 200 });
 
     expect(metadata.problems).toEqual([]);
     expect(metadata.tokens).toHaveLength(1);
@@ -182,7 +182,7 @@ describe('Application Default Credentials: the GKE metadata server (Workload Ide
     await send(transports);
     metadata.revokeAll();
 
-    expect(await send(transports)).toEqual({ kind: 'delivered' });
+    expect(await send(transports)).toEqual({ kind: 'delivered', status: 200 });
 
     expect(metadata.tokens).toHaveLength(2);
     expect(fcm.received.map((r) => r.answered)).toEqual([200, 401, 200]);
@@ -240,7 +240,7 @@ describe('Application Default Credentials: an external_account file (workload id
   it("exchanges the other cloud's token at the STS and sends with the federated token", async () => {
     const { sts, fcm, transports, captured } = await federation(false);
 
-    expect(await send(transports)).toEqual({ kind: 'delivered' });
+    expect(await send(transports)).toEqual({ kind: 'delivered', status: 200 });
 
     expect(sts.problems).toEqual([]);
     expect(sts.exchanges).toHaveLength(1);
@@ -251,13 +251,13 @@ describe('Application Default Credentials: an external_account file (workload id
 
   it('impersonates the service account with the federated token, and rereads the rotated subject token after a 401', async () => {
     const { sts, fcm, rotate, revoke, transports } = await federation(true);
-    expect(await send(transports)).toEqual({ kind: 'delivered' });
+    expect(await send(transports)).toEqual({ kind: 'delivered', status: 200 });
     expect(sts.exchanges[0]?.scope).toBe('https://www.googleapis.com/auth/cloud-platform'); // what generateAccessToken requires
     expect(fcm.received[0]?.bearer).toBe(sts.impersonations[0]);
 
     rotate(); // the kubelet replaced the projected token file
     revoke(sts.impersonations[0] ?? '');
-    expect(await send(transports)).toEqual({ kind: 'delivered' });
+    expect(await send(transports)).toEqual({ kind: 'delivered', status: 200 });
 
     expect(sts.problems).toEqual([]);
     expect(sts.exchanges.map((e) => e.issued !== undefined)).toEqual([true, true]);

@@ -38,8 +38,8 @@ describe('FCM on the wire', () => {
     const { oauth, fcm, transport } = await world();
     const token = fakeFcmToken();
 
-    expect(await transport.send(fcmRegistration(token), 'high')).toEqual({ kind: 'delivered' });
-    expect(await transport.send(fcmRegistration(token), 'normal')).toEqual({ kind: 'delivered' });
+    expect(await transport.send(fcmRegistration(token), 'high')).toEqual({ kind: 'delivered', status: 200 });
+    expect(await transport.send(fcmRegistration(token), 'normal')).toEqual({ kind: 'delivered', status: 200 });
 
     expect(oauth.problems).toEqual([]);
     expect(fcm.problems).toEqual([]);
@@ -178,10 +178,10 @@ describe('FCM errors → outcomes (through the wire)', () => {
 describe('FCM OAuth token', () => {
   it('refreshes the token once on a plain 401 and sends again', async () => {
     const { oauth, fcm, transport } = await world();
-    expect(await transport.send(fcmRegistration(fakeFcmToken()), 'high')).toEqual({ kind: 'delivered' });
+    expect(await transport.send(fcmRegistration(fakeFcmToken()), 'high')).toEqual({ kind: 'delivered', status: 200 });
     oauth.revokeAll(); // FCM now refuses the cached token, as after an early expiry
 
-    expect(await transport.send(fcmRegistration(fakeFcmToken()), 'high')).toEqual({ kind: 'delivered' });
+    expect(await transport.send(fcmRegistration(fakeFcmToken()), 'high')).toEqual({ kind: 'delivered', status: 200 });
 
     expect(oauth.received).toHaveLength(2);
     expect(fcm.received.map((r) => r.answered)).toEqual([200, 401, 200]);
@@ -221,7 +221,7 @@ describe('FCM OAuth token', () => {
       reason: 'OAuth token endpoint answered 503',
       blame: 'token-endpoint',
     });
-    expect(await transport.send(fcmRegistration(fakeFcmToken()), 'high')).toEqual({ kind: 'delivered' });
+    expect(await transport.send(fcmRegistration(fakeFcmToken()), 'high')).toEqual({ kind: 'delivered', status: 200 });
   });
 });
 

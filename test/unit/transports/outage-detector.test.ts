@@ -168,6 +168,34 @@ describe('an origin in outage', () => {
     expect(d.counts(ntfy, 'a', 'endpoint', t0 + 21_000)).toBe(true);
   });
 
+  it('once a probe is delivered, admits the next send of another registration at once to confirm the end', () => {
+    const { d } = outage(); // found at t0 + 200
+    expect(d.admit(ntfy, 'healthy', t0 + 5_201)).toBe(true);
+    expect(d.confirming(ntfy)).toBeUndefined();
+    d.record(ntfy, 'healthy', true, t0 + 5_300);
+    expect(d.confirming(ntfy)).toBe('healthy');
+    // The same registration again proves nothing more: the probe interval holds for it.
+    expect(d.admit(ntfy, 'healthy', t0 + 5_400)).toBe(false);
+    // Another one goes at once, and only one.
+    expect(d.admit(ntfy, 'a', t0 + 5_500)).toBe(true);
+    expect(d.confirming(ntfy)).toBeUndefined();
+    expect(d.admit(ntfy, 'b', t0 + 5_600)).toBe(false);
+    d.record(ntfy, 'a', true, t0 + 5_700);
+    expect(d.inOutage(ntfy)).toBe(false);
+  });
+
+  it('after a confirming probe that failed, probes as before', () => {
+    const { d } = outage();
+    expect(d.admit(ntfy, 'healthy', t0 + 5_201)).toBe(true);
+    d.record(ntfy, 'healthy', true, t0 + 5_300);
+    expect(d.admit(ntfy, 'a', t0 + 5_500)).toBe(true);
+    d.record(ntfy, 'a', false, t0 + 5_600);
+    expect(d.inOutage(ntfy)).toBe(true);
+    expect(d.confirming(ntfy)).toBeUndefined();
+    expect(d.admit(ntfy, 'b', t0 + 5_700)).toBe(false);
+    expect(d.admit(ntfy, 'healthy', t0 + 10_500)).toBe(true);
+  });
+
   it('ends quietly when nothing at all was tried for a long while', () => {
     const { d, events } = outage();
     d.tick(t0 + 5 * 60_000);

@@ -111,8 +111,8 @@ describe('refused without a TCP connection', () => {
 describe('the listener does count', () => {
   it('with PUSH_UP_ALLOW_PRIVATE the same endpoints connect', async () => {
     const before = connections;
-    expect(await open.unifiedpush.send(upRegistration(endpoint('rebind.push.test')), 'high')).toEqual({ kind: 'delivered' });
-    expect(await open.unifiedpush.send(upRegistration(endpoint('[::1]')), 'high')).toEqual({ kind: 'delivered' });
+    expect(await open.unifiedpush.send(upRegistration(endpoint('rebind.push.test')), 'high')).toEqual({ kind: 'delivered', status: 201 });
+    expect(await open.unifiedpush.send(upRegistration(endpoint('[::1]')), 'high')).toEqual({ kind: 'delivered', status: 201 });
     expect(connections).toBeGreaterThan(before);
   });
 });

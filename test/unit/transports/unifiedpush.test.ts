@@ -37,8 +37,8 @@ describe('UnifiedPush on the wire', () => {
     const device = createDeviceKeys();
     const endpoint = distributor.register(device);
 
-    expect(await transport.send(upRegistration(endpoint, device), 'high')).toEqual({ kind: 'delivered' });
-    expect(await transport.send(upRegistration(endpoint, device), 'normal')).toEqual({ kind: 'delivered' });
+    expect(await transport.send(upRegistration(endpoint, device), 'high')).toEqual({ kind: 'delivered', status: 201 });
+    expect(await transport.send(upRegistration(endpoint, device), 'normal')).toEqual({ kind: 'delivered', status: 201 });
 
     expect(distributor.problems).toEqual([]);
     expect(distributor.received.map((m) => [m.plaintext, m.urgency, m.ttl, m.topic, m.contentEncoding])).toEqual([
@@ -51,7 +51,7 @@ describe('UnifiedPush on the wire', () => {
   it('posts the constant wake in the clear for a device that gave no keys', async () => {
     const { distributor, transport } = await world();
     const endpoint = distributor.register();
-    expect(await transport.send(upRegistration(endpoint), 'normal')).toEqual({ kind: 'delivered' });
+    expect(await transport.send(upRegistration(endpoint), 'normal')).toEqual({ kind: 'delivered', status: 201 });
     expect(distributor.problems).toEqual([]);
     expect(distributor.received[0]).toMatchObject({ plaintext: expectedWake, contentEncoding: undefined, bodyBytes: 20 });
   });
@@ -65,7 +65,7 @@ describe('UnifiedPush on the wire', () => {
       { vapidPublicKey: vapid.getPublicKey().toString('base64url') },
     );
     const device = createDeviceKeys();
-    expect(await transport.send(upRegistration(distributor.register(device), device), 'high')).toEqual({ kind: 'delivered' });
+    expect(await transport.send(upRegistration(distributor.register(device), device), 'high')).toEqual({ kind: 'delivered', status: 201 });
     expect(distributor.problems).toEqual([]);
     expect(distributor.received[0]?.vapid).toBe(true);
   });
@@ -94,9 +94,9 @@ describe('UnifiedPush on the wire', () => {
 
 describe('UnifiedPush answers → outcomes', () => {
   const cases: Array<[string, DistributorAnswer, ProviderAnswer]> = [
-    ['200 (ntfy)', { status: 200 }, { kind: 'delivered' }],
-    ['201 (RFC 8030)', { status: 201 }, { kind: 'delivered' }],
-    ['202', { status: 202 }, { kind: 'delivered' }],
+    ['200 (ntfy)', { status: 200 }, { kind: 'delivered', status: 200 }],
+    ['201 (RFC 8030)', { status: 201 }, { kind: 'delivered', status: 201 }],
+    ['202', { status: 202 }, { kind: 'delivered', status: 202 }],
     ['404', { status: 404 }, { kind: 'dead', reason: 'UnifiedPush 404: endpoint gone' }],
     ['410', { status: 410 }, { kind: 'dead', reason: 'UnifiedPush 410: endpoint gone' }],
     [
@@ -175,7 +175,7 @@ describe('UnifiedPush answers → outcomes', () => {
     const transports = createSenders(workerConfig(loopbackDev), captureLog().log);
     cleanups.push(() => transports.close());
 
-    expect(await transports.unifiedpush.send(upRegistration(`${server.url}/up/x`), 'high')).toEqual({ kind: 'delivered' });
+    expect(await transports.unifiedpush.send(upRegistration(`${server.url}/up/x`), 'high')).toEqual({ kind: 'delivered', status: 200 });
 
     await eventually(() => server.closedAfter() !== undefined);
     expect(server.closedAfter()).toBeLessThan(total / 4); // socket buffers hold a few MiB at most
