@@ -8,7 +8,7 @@
  */
 import { measurementNames } from './settings.js';
 import type { Figure, Results, Section } from './results.js';
-import { setupChapter } from './setup-prose.js';
+import { renderSetup, setupChapter } from './setup-prose.js';
 import { round } from './stats.js';
 
 /** Chapters of docs/benchmarks.md that no run measures (bench/setup/chapters/), each after the section it belongs to. */
@@ -54,7 +54,9 @@ export function benchmarksMarkdown(results: Results): string {
     "numbers as this machine's, and the ratios as the finding: where time goes and what each wake",
     'costs. Counts (history events, actions, wakes per device) do not depend on the machine. The',
     'plots are in docs/benchmarks/, every figure in bench/results/summary.json, and every series of',
-    'the last run in bench/results/latest.json (its full output, not committed). Nothing',
+    'the last run in bench/results/latest.json (its full output, not committed). The setup under',
+    'each section is how bench/ measures it now; a section kept from an earlier run shows the',
+    'numbers of that run, whose setup may have differed in details. Nothing',
     'here is asserted by a test; that crashes lose nothing is the subject of the fault tests',
     '(test/faults), which assert outcomes, never timings. [capacity.md](capacity.md) turns the measured',
     'per-wake, per-registration and per-message costs into what a deployment of a given size needs',
@@ -104,7 +106,7 @@ function sectionMarkdown(section: Section, runAt: string, sections: readonly Sec
     lines.push('');
   }
   for (const plot of section.plots) lines.push(`![${plot.caption}](benchmarks/${plot.file})`, '');
-  for (const paragraph of section.setup) lines.push(paragraph, '');
+  for (const paragraph of section.setup.flatMap(renderSetup)) lines.push(paragraph, '');
   for (const chapter of chapters) {
     const home = chapter.after.find((id) => sections.some((s) => s.id === id));
     if (home === section.id) lines.push(`## ${chapter.title}`, '', setupChapter(chapter.file), '');

@@ -14,6 +14,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '../src/paths.js';
+import type { SetupProse } from './setup-prose.js';
 import type { Environment } from './stack.js';
 
 export interface Figure {
@@ -59,8 +60,8 @@ export interface Section {
   /** When and at which scale it was measured: this run, or an earlier one whose section a partial run kept. */
   readonly measuredAt?: string;
   readonly scale?: string;
-  /** How it was measured: paragraphs for the docs. */
-  readonly setup: string[];
+  /** How it was measured: setup files and their values, rendered when the report is written. */
+  readonly setup: SetupProse[];
   readonly figures: Figure[];
   readonly tables: Table[];
   readonly plots: Plot[];

@@ -78,7 +78,7 @@ export async function measureBridgeSql(stack: BenchStack, report: Report, settin
     unit: '/s',
     reference: { name: 'bare INSERT', value: recipients / (median(samples.bareInsert) / 1000) },
   });
-  section.setup.push(...setupProse('bridge-sql', { recipients: n, repeats }));
+  section.setup.push(setupProse('bridge-sql', { recipients: n, repeats }));
   await pool.query(sql.unsafe`DELETE FROM push_processed_events`);
   await clear();
 }

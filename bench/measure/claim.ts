@@ -57,6 +57,6 @@ export async function measureClaim(stack: BenchStack, report: Report, settings: 
     reference: { name: 'bare one-row UPDATE', value: bare },
     headline: 'claim SQL',
   });
-  section.setup.push(...setupProse('claim', { devices, rounds }));
+  section.setup.push(setupProse('claim', { devices, rounds }));
   await pool.query(sql.unsafe`DELETE FROM push_registrations WHERE user_id = ANY(${sql.array(users, 'int8')})`);
 }

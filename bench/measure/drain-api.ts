@@ -144,7 +144,7 @@ export async function measureDrainApi(stack: BenchStack, report: Report, setting
       ],
     }),
   );
-  section.setup.push(...setupProse('drain-api', { devices: count, channelsPerDevice, rounds, concurrency }));
+  section.setup.push(setupProse('drain-api', { devices: count, channelsPerDevice, rounds, concurrency }));
   const burstsOf = (bursts: Burst[]) => bursts.map((b) => ({ requests: b.latencies.length, seconds: b.seconds }));
   section.details.bursts = {
     ours: burstsOf(ours),

@@ -41,7 +41,7 @@ export async function measureFanOutChurn(stack: BenchStack, report: Report, sett
   const { members, churnShare, messages, messageEveryMs, concurrency, deadlineMs } = settings.fanOutChurn;
   const churning = Math.round(members * churnShare);
   section.setup.push(
-    ...setupProse('fan-out-churn', {
+    setupProse('fan-out-churn', {
       members: members.toLocaleString('en-US'),
       messages,
       messageEveryMs,

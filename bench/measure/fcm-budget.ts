@@ -360,7 +360,7 @@ function reportResults(report: Report, section: ReturnType<Report['section']>, s
   section.details.dmLatenciesMs = { on: dmOn, off: dmOff };
   section.details.quantiles = { dmAtPhoneP95On: quantile(dmOn.atPhone, 0.95), dmAtPhoneP95Off: quantile(dmOff.atPhone, 0.95) };
   section.setup.push(
-    ...setupProse('fcm-budget', {
+    setupProse('fcm-budget', {
       devices: settings.fcmBudget.devices,
       minutes: Math.round(settings.fcmBudget.durationMs / 60_000),
       dmEveryMinutes: settings.fcmBudget.dmEveryMs / 60_000,

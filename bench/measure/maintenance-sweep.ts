@@ -105,7 +105,7 @@ export async function measureMaintenanceSweep(stack: BenchStack, report: Report,
     reference: { name: bareName, value: registrations / (median(reference) / 1000) },
   });
   section.setup.push(
-    ...setupProse('sweep', {
+    setupProse('sweep', {
       registrations: scale,
       firstUserId,
       seedSeconds: seedSeconds.toFixed(0),

@@ -97,7 +97,7 @@ export async function measureOutageRecovery(stack: BenchStack, report: Report, s
       },
     });
     section.setup.push(
-      ...setupProse('outage-recovery', {
+      setupProse('outage-recovery', {
         registrations: scale,
         firstUserId,
         seedSeconds: seedSeconds.toFixed(0),

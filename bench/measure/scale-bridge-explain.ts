@@ -66,7 +66,7 @@ export async function explainBridge(pool: DatabasePool, section: Section, channe
     .filter(([, ms]) => ms > 0.05 * (ours.total - bare.total))
     .sort((a, b) => b[1] - a[1]);
   section.setup.push(
-    ...setupProse('scale-bridge-gap', {
+    setupProse('scale-bridge-gap', {
       members: channel.members.toLocaleString('en-US'),
       oursMs: ours.total.toFixed(0),
       bareMs: bare.total.toFixed(0),

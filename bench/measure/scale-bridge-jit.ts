@@ -29,7 +29,7 @@ export async function reportJit(pool: DatabasePool, section: Section, channel: S
           .join(', ')})`;
   section.details.jit = { estimatedCost: cost, byDefault: byDefault.JIT ?? null, optimized: optimized.JIT ?? null };
   section.setup.push(
-    ...setupProse('scale-jit', {
+    setupProse('scale-jit', {
       members: channel.members.toLocaleString('en-US'),
       cost: cost.toFixed(0),
       withDefaultThresholds: describe(byDefault),

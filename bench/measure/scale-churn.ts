@@ -336,5 +336,5 @@ function reportChurn(
     wakeCycle: run.wake,
     appStartsPerDay,
   };
-  section.setup.push(...setupProse('scale-churn', { devices: count, concurrency, appStartsPerDay, wakeDevices: run.wake.devices }));
+  section.setup.push(setupProse('scale-churn', { devices: count, concurrency, appStartsPerDay, wakeDevices: run.wake.devices }));
 }

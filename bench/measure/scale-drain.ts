@@ -53,5 +53,5 @@ export async function measureDrain(pool: DatabasePool, report: Report, section: 
     unit: 'ms',
     reference: { name: refName, value: quantile(bare, 0.99) },
   });
-  section.setup.push(...setupProse('scale-drain', { devices, items }));
+  section.setup.push(setupProse('scale-drain', { devices, items }));
 }

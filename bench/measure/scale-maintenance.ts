@@ -134,7 +134,7 @@ export async function measureMaintenance(stack: BenchStack, report: Report, sect
     ]),
   });
   section.details.maintenance = { references, runs };
-  section.setup.push(...setupProse('scale-maintenance', { steps: maintenanceSteps.join(', '), maxRuns }));
+  section.setup.push(setupProse('scale-maintenance', { steps: maintenanceSteps.join(', '), maxRuns }));
 }
 
 async function maintenanceRun(stack: BenchStack, run: number): Promise<RunCost> {

@@ -55,7 +55,7 @@ export async function measureScalePostgres(stack: BenchStack, report: Report, se
   await measureMaintenance(stack, report, section, world, settings.atScale.maintenanceMaxRuns);
 
   section.setup.push(
-    ...setupProse('scale', {
+    setupProse('scale', {
       loadSteps: Object.entries(world.loadSeconds)
         .map(([step, s]) => `${step} ${s.toFixed(0)} s`)
         .join(', '),

@@ -91,7 +91,7 @@ export async function measureWakePath(stack: BenchStack, report: Report, setting
     reference: { name: reference, value: regular.events },
     headline: 'local activities',
   });
-  section.setup.push(...setupProse('wake-path', { devices: settings.wakePath.devices }));
+  section.setup.push(setupProse('wake-path', { devices: settings.wakePath.devices }));
   section.details.history = { local: local.history, regular: regular.history };
 }
 

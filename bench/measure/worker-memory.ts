@@ -88,7 +88,7 @@ export async function measureWorkerMemory(stack: BenchStack, report: Report, set
     header: ['workflows started', 'SDK sticky cache', 'RSS (MiB)', 'main-thread heap used (MiB)'],
     rows: samples.map((s) => [s.cached, s.stickyCache === null ? 'n/a' : s.stickyCache, s.rssMiB, s.heapUsedMiB]),
   });
-  section.setup.push(...setupProse('worker-memory', { warmUp, steps: steps.map((s) => s.toLocaleString('en-US')).join(' and then ') }));
+  section.setup.push(setupProse('worker-memory', { warmUp, steps: steps.map((s) => s.toLocaleString('en-US')).join(' and then ') }));
   section.details.samples = samples;
 }
 

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { benchmarksMarkdown } from '../../../bench/report-markdown.js';
 import { readResults, summaryFile, summaryOf, type Results } from '../../../bench/results.js';
+import { setupProseDir } from '../../../bench/setup-prose.js';
 import { projectRoot } from '../../../src/paths.js';
 
 const summary = readResults(summaryFile)!;
@@ -66,6 +67,16 @@ describe('the summary of a run', () => {
       const { details: _all, ...fullRest } = full.sections[i]!;
       expect(rest).toEqual(fullRest);
     }
+  });
+});
+
+describe('the report', () => {
+  it("renders a section's setup from bench/setup/ as it is when the report is written, with the run's values", () => {
+    const claim = summary.sections.find((s) => s.id === 'claim')!;
+    const results: Results = { ...summary, sections: [{ ...claim, setup: [{ file: 'claim', values: { devices: 7, rounds: 3 } }] }] };
+    const template = readFileSync(path.join(setupProseDir, 'claim.md'), 'utf8');
+    const [firstLine] = template.replace('{{devices}}', '7').replace('{{rounds}}', '3').split('\n');
+    expect(benchmarksMarkdown(results)).toContain(firstLine!.trim());
   });
 });
 
