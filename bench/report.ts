@@ -6,7 +6,7 @@
  */
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { projectRoot } from '../src/paths.js';
+import { projectRoot } from '../src/testing.js';
 import { benchmarksMarkdown, ratio, withUnit } from './report-markdown.js';
 import { fullResultsFile, resultsDir, summaryFile, summaryOf, writeResults, type Figure, type Results, type Section } from './results.js';
 import type { BenchSettings } from './settings.js';

@@ -13,7 +13,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { projectRoot } from '../src/paths.js';
+import { projectRoot } from '../src/testing.js';
 import type { SetupProse } from './setup-prose.js';
 import type { Environment } from './stack.js';
 

@@ -5,7 +5,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { projectRoot } from '../src/paths.js';
+import { projectRoot } from '../src/testing.js';
 import { benchmarksMarkdown } from './report-markdown.js';
 import { readResults, summaryFile } from './results.js';
 

@@ -14,7 +14,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { projectRoot } from '../src/paths.js';
+import { projectRoot } from '../src/testing.js';
 
 /** The values a file's placeholders take, already formatted (a number is written with `String`). */
 export type ProseValues = Readonly<Record<string, string | number>>;

@@ -7,9 +7,7 @@
  */
 import { sql } from 'slonik';
 import { z } from 'zod';
-import type { MessageEvent } from '../../src/bridge/event.js';
-import { channelRecipients } from '../../src/bridge/recipients.js';
-import { recordChannelEvents } from '../../src/bridge/record-events.js';
+import { channelRecipients, type MessageEvent, recordChannelEvents } from '../../src/testing.js';
 import type { FakeDistributor } from '../../simulator/distributor.js';
 import type { Report } from '../report.js';
 import type { BenchSettings } from '../settings.js';

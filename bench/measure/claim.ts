@@ -6,8 +6,7 @@
  * checks, the answer and the transaction cost.
  */
 import { sql } from 'slonik';
-import { createRegistrationActivities } from '../../activities/registration.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger, createRegistrationActivities } from '../../src/testing.js';
 import type { Report } from '../report.js';
 import type { BenchSettings } from '../settings.js';
 import { setupProse } from '../setup-prose.js';

@@ -23,7 +23,7 @@ import type { DistributorTap } from '../distributor-tap.js';
 import type { Report, Section } from '../report.js';
 import { devicesFor, insertRegistrations, messageEvent, nextIds, seedServer, seedUsers, type BenchDevice, type ServerWorld } from '../seed.js';
 import type { BenchSettings } from '../settings.js';
-import { defaultBacklogMs } from '../../src/config/sections/pacing.js';
+import { defaultBacklogMs } from '../../src/testing.js';
 import { setupProse } from '../setup-prose.js';
 import type { AppName, BenchStack, RunningApps, TemporalEngine } from '../stack.js';
 import { quantile, sleep } from '../stats.js';

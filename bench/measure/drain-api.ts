@@ -17,7 +17,7 @@ import { nextMessageId, seedServer } from '../seed.js';
 import type { BenchStack, RunningApps } from '../stack.js';
 import { quantile } from '../stats.js';
 import { lineChart } from '../svg.js';
-import { settleAll } from '../../src/concurrency.js';
+import { settleAll } from '../../src/testing.js';
 
 interface Burst {
   readonly latencies: number[];

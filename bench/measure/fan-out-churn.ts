@@ -14,7 +14,7 @@
  */
 import { jetstream } from '@nats-io/jetstream';
 import { sql } from 'slonik';
-import { settleAll } from '../../src/concurrency.js';
+import { settleAll } from '../../src/testing.js';
 import type { DistributorMessage } from '../../simulator/distributor.js';
 import { withApi, type ApiDevice } from '../devices.js';
 import type { DistributorTap } from '../distributor-tap.js';

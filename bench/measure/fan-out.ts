@@ -15,9 +15,8 @@
  * On the stack's engine: the dev server (section `fan-out`) or the real Temporal server
  * (`fan-out-server`); `compareEngines` puts the two side by side when both ran.
  */
-import { settleAll } from '../../src/concurrency.js';
+import { registrationWorkflowId, settleAll } from '../../src/testing.js';
 import type { DistributorMessage } from '../../simulator/distributor.js';
-import { registrationWorkflowId } from '../../temporal/names.js';
 import type { FloorRegistration, FloorRun } from '../children/floor-sender.js';
 import { forkHelper, type Helper } from '../children/ipc.js';
 import { fetchEvents, historyCost } from '../history.js';

@@ -12,7 +12,7 @@
  */
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { settleAll } from '../../src/concurrency.js';
+import { settleAll } from '../../src/testing.js';
 import { registerAll, settledHistoryLengths, withApi, type ApiDevice } from '../devices.js';
 import type { DistributorTap } from '../distributor-tap.js';
 import { addCosts, fetchEvents, historyCost, scaleCost, type HistoryCost } from '../history.js';

@@ -8,8 +8,7 @@
  */
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { maintenanceWorkflowType } from '../../temporal/names.js';
-import type { MaintenanceReport } from '../../workflows/maintenance.js';
+import { type MaintenanceReport, maintenanceWorkflowType } from '../../src/testing.js';
 import type { Report } from '../report.js';
 import type { BenchSettings } from '../settings.js';
 import { setupProse } from '../setup-prose.js';

@@ -6,8 +6,7 @@
  * (scale-bridge-jit.ts).
  */
 import { sql } from 'slonik';
-import { pendingUpsert } from '../../src/bridge/record-events.js';
-import type { DatabasePool } from '../../src/db/pool.js';
+import { type DatabasePool, pendingUpsert } from '../../src/testing.js';
 import { explain, type PlanNode } from '../explain-analyze.js';
 import type { Section } from '../report.js';
 import { nextMessageId } from '../seed.js';

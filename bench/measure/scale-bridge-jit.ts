@@ -3,7 +3,7 @@
  * with PostgreSQL's default JIT thresholds, and past the optimize and inline thresholds.
  */
 import type { sql } from 'slonik';
-import type { DatabasePool } from '../../src/db/pool.js';
+import type { DatabasePool } from '../../src/testing.js';
 import { explainOutput, type ExplainOutput, type PlanNode } from '../explain-analyze.js';
 import type { Section } from '../report.js';
 import { setupProse } from '../setup-prose.js';

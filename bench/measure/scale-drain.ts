@@ -5,8 +5,7 @@
  */
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { drainPending } from '../../src/api/drain.js';
-import type { DatabasePool } from '../../src/db/pool.js';
+import { type DatabasePool, drainPending } from '../../src/testing.js';
 import type { Report, Section } from '../report.js';
 import { setupProse } from '../setup-prose.js';
 import { quantile } from '../stats.js';

@@ -5,8 +5,7 @@
  * many runs as it takes; each rule beside one bare DELETE over its whole table, rolled back.
  */
 import { sql } from 'slonik';
-import { maintenanceWorkflowType } from '../../temporal/names.js';
-import type { MaintenanceReport, MaintenanceStep } from '../../workflows/maintenance.js';
+import { type MaintenanceReport, type MaintenanceStep, maintenanceWorkflowType } from '../../src/testing.js';
 import { fetchEvents, historyCost, typeName } from '../history.js';
 import type { Report, Section } from '../report.js';
 import { inRolledBackTransaction } from '../rolled-back.js';

@@ -16,7 +16,7 @@
  * The bridge, its EXPLAIN and the drain run on one connection, so that its backend's CPU time
  * can be read from /proc.
  */
-import { createDatabasePool } from '../../src/db/pool.js';
+import { createDatabasePool } from '../../src/testing.js';
 import type { Report } from '../report.js';
 import type { BenchSettings } from '../settings.js';
 import { setupProse } from '../setup-prose.js';

@@ -10,13 +10,18 @@ import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, type Worker, type WorkerOptions } from '@temporalio/worker';
 import { sql } from 'slonik';
-import { loadConfig } from '../../src/config/index.js';
-import { createLogger } from '../../src/log.js';
+import {
+  buildWorker,
+  createLogger,
+  createTransports,
+  loadConfig,
+  pendingSignal,
+  registrationWorkflowId,
+  type RegistrationWorkflowInput,
+  registrationWorkflowType,
+  workflowsSourcePath,
+} from '../../src/testing.js';
 import type { FakeDistributor } from '../../simulator/distributor.js';
-import { createTransports } from '../../src/transports/index.js';
-import { registrationWorkflowId, registrationWorkflowType } from '../../temporal/names.js';
-import { buildWorker, workflowsSourcePath } from '../../temporal/worker.js';
-import { pendingSignal, type RegistrationWorkflowInput } from '../../workflows/registration-messages.js';
 import { typeName } from '../history.js';
 import type { Report } from '../report.js';
 import type { BenchSettings } from '../settings.js';
