@@ -37,7 +37,8 @@ export async function measureDrainApi(stack: BenchStack, report: Report, setting
   const reference: Burst[] = [];
   const bareLimited: Burst[] = [];
   try {
-    apps = await stack.startApps({ label: 'drain', taskQueue: 'bench-drain', apps: ['api', 'worker'] });
+    // The bridge's signaller starts the workflows the api's registrations owe, as in production.
+    apps = await stack.startApps({ label: 'drain', taskQueue: 'bench-drain', apps: ['api', 'worker', 'bridge'] });
     bare = forkHelper(stack.dir, 'bare-drain');
     const bareUrl = await bare.call<string>('start', { databaseUrl: stack.databaseUrl });
     limited = forkHelper(stack.dir, 'bare-drain');
