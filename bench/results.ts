@@ -167,9 +167,9 @@ function ordered(section: Section): Section {
 }
 
 /**
- * JSON that reads well in a diff: a figure, a table row, a plot and a setup paragraph take one
- * line each (a new run changes the lines of the figures it changed); any other value that
- * fits in `width` characters is written on one line, a longer one an entry per line.
+ * JSON that reads well in a diff: a figure, a table row, a plot and a setup file with its
+ * values take one line each (a new run changes the lines of the figures it changed); any other
+ * value that fits in `width` characters is written on one line, a longer one an entry per line.
  */
 function resultsJson(results: Results): string {
   const oneLine = (at: readonly (string | number)[]) =>
