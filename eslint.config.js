@@ -35,6 +35,25 @@ export default tseslint.config(
       '@typescript-eslint/no-misused-promises': 'error',
     },
   },
+  // The benchmark reaches the product (src/, workflows/, activities/, temporal/) only through
+  // src/testing.ts: tools depend on that surface, not on where the product keeps its modules.
+  // One block per depth, so that `../workflows/` from bench/measure/ (bench's own) stays allowed.
+  ...['bench/*.ts', 'bench/*/*.ts', 'bench/*/*/**/*.ts'].map((files, depth) => ({
+    files: [files],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `^(\\.\\./){${depth + 1}${depth === 2 ? ',' : ''}}(src/(?!testing\\.js$)|workflows/|activities/|temporal/)`,
+              message: 'bench/ imports product code only through src/testing.ts (add what it needs there).',
+            },
+          ],
+        },
+      ],
+    },
+  })),
   {
     // Workflow code is replayed: it may import only the Temporal workflow API, the shared
     // Temporal names, other workflow files, and *types* of anything else (activities, rows).

@@ -4,10 +4,9 @@
  * keys (which starts the device's workflow), `POST /api/push/drain`.
  */
 import type { Client } from '@temporalio/client';
-import { settleAll } from '../src/concurrency.js';
+import { registrationWorkflowId, settleAll } from '../src/testing.js';
 import { deviceApi, type DeviceApi } from '../simulator/api-client.js';
 import { signDeviceJwt } from '../simulator/dev-token.js';
-import { registrationWorkflowId } from '../temporal/names.js';
 import { fetchEvents, typeName } from './history.js';
 import type { BenchDevice } from './seed.js';
 import { sleep } from './stats.js';

@@ -5,7 +5,7 @@
  * gives each node. Instrumentation slows every node, so the shares are what to read.
  */
 import { sql } from 'slonik';
-import type { DatabasePool } from '../src/db/pool.js';
+import type { DatabasePool } from '../src/testing.js';
 import { inRolledBackTransaction } from './rolled-back.js';
 
 export interface PlanNode {

@@ -2,7 +2,8 @@
  * `make bench`: the benchmarks of docs/benchmarks.md on a private local stack under .dev/bench
  * (PostgreSQL, NATS JetStream, the Temporal dev server, and the product's own api, worker and
  * bridge processes), each figure next to a reference measured in the same run. Writes
- * bench/results/latest.json and docs/benchmarks.md (+ docs/benchmarks/*.svg).
+ * bench/results/latest.json (the full output), bench/results/summary.json (what is committed)
+ * and docs/benchmarks.md (+ docs/benchmarks/*.svg).
  *
  *   claim         the claim's conditional UPDATE vs a bare UPDATE
  *   wake-path     local vs regular activities (backs docs/architecture.md)
@@ -46,6 +47,7 @@ import { measureWakePath } from './measure/wake-path.js';
 import { measureWakeToDrain } from './measure/wake-to-drain.js';
 import { measureWorkerMemory } from './measure/worker-memory.js';
 import { Report } from './report.js';
+import { readResults, summaryFile } from './results.js';
 import { loadBenchSettings, type BenchSettings, type MeasurementName } from './settings.js';
 import { describeEnvironment, startBenchStack, stopBenchStack, type BenchStack, type Environment } from './stack.js';
 
@@ -150,6 +152,8 @@ const serverSectionTitle = {
 
 async function main(): Promise<void> {
   const settings = loadBenchSettings();
+  // The sections a partial run keeps: read first, so that a broken summary stops the run before it starts.
+  const previous = readResults(summaryFile);
   const startedAt = new Date();
   const loadAtStart = os.loadavg()[0]!;
   Runtime.install({ logger: new DefaultLogger('ERROR') });
@@ -190,9 +194,12 @@ async function main(): Promise<void> {
   if (interrupted) return; // the signal handler exits; an interrupted run writes nothing
   const report = Report.merged(runs);
   const finishedAt = new Date();
-  report.write({ startedAt, finishedAt, environment, settings, order: docsOrder, loadAverage: { start: loadAtStart, end: os.loadavg()[0]! } });
+  report.write(
+    { startedAt, finishedAt, environment, settings, order: docsOrder, loadAverage: { start: loadAtStart, end: os.loadavg()[0]! } },
+    previous,
+  );
   process.stdout.write(
-    `\nbench: done in ${((finishedAt.getTime() - startedAt.getTime()) / 60_000).toFixed(1)} min; wrote bench/results/latest.json and docs/benchmarks.md\n`,
+    `\nbench: done in ${((finishedAt.getTime() - startedAt.getTime()) / 60_000).toFixed(1)} min; wrote bench/results/{latest,summary}.json and docs/benchmarks.md\n`,
   );
   const failed = report.sections.filter((s) => s.error !== undefined).length;
   if (failed > 0) throw new Error(`${failed} measurement(s) failed (recorded in the report)`);

@@ -6,7 +6,7 @@
  */
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
-import { VIEW_CHANNEL } from '../src/permissions/flags.js';
+import { VIEW_CHANNEL } from '../src/testing.js';
 import { createDeviceKeys, type DeviceKeys, type FakeDistributor } from '../simulator/distributor.js';
 
 const SEND_MESSAGES = 1n << 11n;

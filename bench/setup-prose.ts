@@ -1,7 +1,9 @@
 /**
- * How each measurement was made, for the report: markdown files under bench/setup/ (read at
- * run time from the repository, so dist-tools finds them too), with the run's numbers filled
- * in.
+ * How each measurement was made, for the report: markdown files under bench/setup/ (read from
+ * the repository, so dist-tools finds them too), with the run's numbers filled in. A measure
+ * records which file and which numbers (`setupProse`); the report renders them when it is
+ * written (`renderSetup`), so the page always says what bench/setup/ says now, also of a
+ * section kept from an earlier run.
  *
  * A file's paragraphs are separated by blank lines; the lines of one paragraph are joined with
  * one space, so a file wraps its prose where it likes and the report still gets one line per
@@ -12,10 +14,17 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { projectRoot } from '../src/paths.js';
+import { projectRoot } from '../src/testing.js';
 
 /** The values a file's placeholders take, already formatted (a number is written with `String`). */
 export type ProseValues = Readonly<Record<string, string | number>>;
+
+/** A setup file and the values of its placeholders, as the results keep them. */
+export interface SetupProse {
+  /** bench/setup/`file`.md */
+  readonly file: string;
+  readonly values: ProseValues;
+}
 
 export const setupProseDir = path.join(projectRoot, 'bench', 'setup');
 
@@ -33,10 +42,20 @@ export function setupChapter(name: string): string {
     .trim();
 }
 
-/** The paragraphs of bench/setup/`name`.md with `values` filled in. */
-export function setupProse(name: string, values: ProseValues = {}): string[] {
-  const file = path.join(setupProseDir, `${name}.md`);
-  return renderProse(readFileSync(file, 'utf8'), values, path.relative(projectRoot, file));
+/**
+ * bench/setup/`name`.md with `values`, for the report to render; checked now, so that a
+ * mismatch fails the measurement that made it rather than the report.
+ */
+export function setupProse(name: string, values: ProseValues = {}): SetupProse {
+  const prose = { file: name, values };
+  renderSetup(prose);
+  return prose;
+}
+
+/** The paragraphs of a setup file with its values filled in; throws when they do not fit the file as it is now. */
+export function renderSetup(prose: SetupProse): string[] {
+  const file = path.join(setupProseDir, `${prose.file}.md`);
+  return renderProse(readFileSync(file, 'utf8'), prose.values, path.relative(projectRoot, file));
 }
 
 /** The placeholder names of a template, each once, in order of first use; throws on a malformed one. */

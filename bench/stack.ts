@@ -17,16 +17,12 @@ import { Client, Connection } from '@temporalio/client';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { migrateUp } from '../src/db/migrate.js';
-import { serviceMigrations } from '../src/db/migrations.js';
-import { createDatabasePool, type DatabasePool } from '../src/db/pool.js';
+import { createDatabasePool, type DatabasePool, maintenanceScheduleId, migrateUp, projectRoot, serviceMigrations } from '../src/testing.js';
 import { daemonPid, logFile, startDaemon, stopDaemon, waitFor } from '../devstack/daemons.js';
 import { assembleStackEnvironment } from '../devstack/environment.js';
 import { freePort } from '../devstack/ports.js';
 import { ensureDatabase, startBackingServices, stopEverything, type TemporalEngine } from '../devstack/services.js';
 import { findBinaries, findTemporalServer, type Binaries } from '../devstack/tools.js';
-import { projectRoot } from '../src/paths.js';
-import { maintenanceScheduleId } from '../temporal/names.js';
 import { removeCluster } from '../devstack/postgres.js';
 import { benchTemporalConnection } from './temporal-connection.js';
 

@@ -4,8 +4,7 @@
  * the configuration's own Temporal section — so the dev server (plain TCP) and the real server
  * (mTLS with the stack's certificates) need nothing else.
  */
-import { temporalSection } from '../src/config/sections/temporal.js';
-import { temporalConnectionOptions, type TemporalConnectionOptions } from '../temporal/connection.js';
+import { temporalConnectionOptions, type TemporalConnectionOptions, temporalSection } from '../src/testing.js';
 
 export function benchTemporalConnection(temporalEnv: Readonly<Record<string, string>>): TemporalConnectionOptions {
   return temporalConnectionOptions(temporalSection.read(temporalEnv).temporal);

@@ -55,15 +55,11 @@ const claimRetry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterv
  */
 const sendRetry = { initialInterval: '10s', backoffCoefficient: 2, maximumInterval: '10m' } as const;
 
-/**
- * The claim's and the send's time limits and retries, whatever kind of activity runs them. The
- * benchmark's regular-activity reference (bench/workflows/regular-activities.ts) takes them from
- * here, so that it differs from this workflow in the kind of activity only.
- */
-export const claimActivityOptions = { startToCloseTimeout: '15s', retry: claimRetry } as const;
+/** The claim's and the send's time limits and retries. */
+const claimActivityOptions = { startToCloseTimeout: '15s', retry: claimRetry } as const;
 // Per attempt: the send's worst case (send-time-limit.ts). No scheduleToClose: a
 // wake our misconfiguration holds back is retried until a worker can send it.
-export const sendActivityOptions = { startToCloseTimeout: sendAttemptTimeoutMs, retry: sendRetry } as const;
+const sendActivityOptions = { startToCloseTimeout: sendAttemptTimeoutMs, retry: sendRetry } as const;
 
 // Backoffs of a local activity longer than `localRetryThreshold` become durable workflow
 // timers instead of sleeps inside the worker: a worker restart does not lose them.
@@ -84,14 +80,12 @@ export const resendUnrecordedClaimPatch = 'resend-unrecorded-claim';
 /**
  * Patch ids of the plan's later behaviours (DeviceState's `PlanPatches` says what each does).
  * A run begun before one keeps the old plan until it continues as new, so its history replays.
- * The benchmark's regular-activity reference checks the same ones, so that its history holds
- * the same patch markers as this workflow's.
  */
-export const deliveryControlPatch = 'delivery-control';
-export const leanPlanPatch = 'lean-plan';
+const deliveryControlPatch = 'delivery-control';
+const leanPlanPatch = 'lean-plan';
 /** The middle plan's two patches, which the lean plan replaced (see `planOfRun`). */
-export const escalationPatch = 'escalation';
-export const registrationEndsBackoffPatch = 'registration-ends-backoff';
+const escalationPatch = 'escalation';
+const registrationEndsBackoffPatch = 'registration-ends-backoff';
 
 /**
  * The plan this run began with, asked at its start. A run begun today records `delivery-control`

@@ -7,9 +7,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
-import { drainPending } from '../../src/api/drain.js';
-import { defaultRateLimit, postgresRateLimitStore, SharedRateLimit } from '../../src/api/rate-limit.js';
-import { createDatabasePool, type DatabasePool } from '../../src/db/pool.js';
+import { createDatabasePool, type DatabasePool, defaultRateLimit, drainPending, postgresRateLimitStore, SharedRateLimit } from '../../src/testing.js';
 import { serveParent } from './ipc.js';
 
 let running: { server: Server; pool: DatabasePool; limit: SharedRateLimit | undefined } | undefined;

@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
-import { createWorker } from '../../temporal/worker.js';
+import { createWorker } from '../../src/testing.js';
 import type { CeilingActivities } from '../workflows/ceiling.js';
 import { benchTemporalConnection } from '../temporal-connection.js';
 import { serveParent } from './ipc.js';

@@ -4,10 +4,7 @@
  * PostgreSQL and no Temporal in the way. The endpoints and keys arrive over IPC and are never
  * written anywhere.
  */
-import { settleAll } from '../../src/concurrency.js';
-import { loadConfig } from '../../src/config/index.js';
-import { createLogger } from '../../src/log.js';
-import { createSenders } from '../../src/transports/index.js';
+import { createLogger, createSenders, loadConfig, settleAll } from '../../src/testing.js';
 import { serveParent } from './ipc.js';
 
 export interface FloorRegistration {

@@ -6,7 +6,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/testing.js';
 
 type Handler = (params: unknown) => Promise<unknown>;
 

@@ -7,9 +7,7 @@
  */
 import { sql } from 'slonik';
 import { z } from 'zod';
-import type { MessageEvent } from '../../src/bridge/event.js';
-import { channelRecipients } from '../../src/bridge/recipients.js';
-import { recordChannelEvents } from '../../src/bridge/record-events.js';
+import { channelRecipients, type MessageEvent, recordChannelEvents } from '../../src/testing.js';
 import type { FakeDistributor } from '../../simulator/distributor.js';
 import type { Report } from '../report.js';
 import type { BenchSettings } from '../settings.js';
@@ -78,7 +76,7 @@ export async function measureBridgeSql(stack: BenchStack, report: Report, settin
     unit: '/s',
     reference: { name: 'bare INSERT', value: recipients / (median(samples.bareInsert) / 1000) },
   });
-  section.setup.push(...setupProse('bridge-sql', { recipients: n, repeats }));
+  section.setup.push(setupProse('bridge-sql', { recipients: n, repeats }));
   await pool.query(sql.unsafe`DELETE FROM push_processed_events`);
   await clear();
 }

@@ -6,8 +6,7 @@
  * checks, the answer and the transaction cost.
  */
 import { sql } from 'slonik';
-import { createRegistrationActivities } from '../../activities/registration.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger, createRegistrationActivities } from '../../src/testing.js';
 import type { Report } from '../report.js';
 import type { BenchSettings } from '../settings.js';
 import { setupProse } from '../setup-prose.js';
@@ -57,6 +56,6 @@ export async function measureClaim(stack: BenchStack, report: Report, settings: 
     reference: { name: 'bare one-row UPDATE', value: bare },
     headline: 'claim SQL',
   });
-  section.setup.push(...setupProse('claim', { devices, rounds }));
+  section.setup.push(setupProse('claim', { devices, rounds }));
   await pool.query(sql.unsafe`DELETE FROM push_registrations WHERE user_id = ANY(${sql.array(users, 'int8')})`);
 }

@@ -23,7 +23,7 @@ import type { DistributorTap } from '../distributor-tap.js';
 import type { Report, Section } from '../report.js';
 import { devicesFor, insertRegistrations, messageEvent, nextIds, seedServer, seedUsers, type BenchDevice, type ServerWorld } from '../seed.js';
 import type { BenchSettings } from '../settings.js';
-import { defaultBacklogMs } from '../../src/config/sections/pacing.js';
+import { defaultBacklogMs } from '../../src/testing.js';
 import { setupProse } from '../setup-prose.js';
 import type { AppName, BenchStack, RunningApps, TemporalEngine } from '../stack.js';
 import { quantile, sleep } from '../stats.js';
@@ -84,7 +84,7 @@ export async function measureDmLatency(stack: BenchStack, report: Report, settin
   );
   const { idleDms, dmEveryMs, smallEveryMs, lively, replicas } = settings.dmLatency;
   section.setup.push(
-    ...setupProse('dm-latency', {
+    setupProse('dm-latency', {
       engine: onServer ? 'the real Temporal server (PostgreSQL persistence, mTLS; the stack of `fan-out-server`)' : 'the Temporal dev server',
       bridges: replicas.bridges,
       apis: replicas.apis,
@@ -582,5 +582,5 @@ function reportFigures(report: Report, section: Section, runs: Record<Side, Side
     note: `${paced.messages} messages; drains ${paced.drains} (${paced.drainFailures} failed), reference ${ref.drains} (${ref.drainFailures} failed)`,
   });
   const load = section.details.loadAverage as { min: number; max: number };
-  section.setup.push(...setupProse('dm-latency-load', { loadMin: load.min.toFixed(1), loadMax: load.max.toFixed(1), cores: os.cpus().length }));
+  section.setup.push(setupProse('dm-latency-load', { loadMin: load.min.toFixed(1), loadMax: load.max.toFixed(1), cores: os.cpus().length }));
 }

@@ -17,7 +17,7 @@ import { nextMessageId, seedServer } from '../seed.js';
 import type { BenchStack, RunningApps } from '../stack.js';
 import { quantile } from '../stats.js';
 import { lineChart } from '../svg.js';
-import { settleAll } from '../../src/concurrency.js';
+import { settleAll } from '../../src/testing.js';
 
 interface Burst {
   readonly latencies: number[];
@@ -37,7 +37,8 @@ export async function measureDrainApi(stack: BenchStack, report: Report, setting
   const reference: Burst[] = [];
   const bareLimited: Burst[] = [];
   try {
-    apps = await stack.startApps({ label: 'drain', taskQueue: 'bench-drain', apps: ['api', 'worker'] });
+    // The bridge's signaller starts the workflows the api's registrations owe, as in production.
+    apps = await stack.startApps({ label: 'drain', taskQueue: 'bench-drain', apps: ['api', 'worker', 'bridge'] });
     bare = forkHelper(stack.dir, 'bare-drain');
     const bareUrl = await bare.call<string>('start', { databaseUrl: stack.databaseUrl });
     limited = forkHelper(stack.dir, 'bare-drain');
@@ -144,7 +145,7 @@ export async function measureDrainApi(stack: BenchStack, report: Report, setting
       ],
     }),
   );
-  section.setup.push(...setupProse('drain-api', { devices: count, channelsPerDevice, rounds, concurrency }));
+  section.setup.push(setupProse('drain-api', { devices: count, channelsPerDevice, rounds, concurrency }));
   const burstsOf = (bursts: Burst[]) => bursts.map((b) => ({ requests: b.latencies.length, seconds: b.seconds }));
   section.details.bursts = {
     ours: burstsOf(ours),

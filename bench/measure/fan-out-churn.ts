@@ -14,7 +14,7 @@
  */
 import { jetstream } from '@nats-io/jetstream';
 import { sql } from 'slonik';
-import { settleAll } from '../../src/concurrency.js';
+import { settleAll } from '../../src/testing.js';
 import type { DistributorMessage } from '../../simulator/distributor.js';
 import { withApi, type ApiDevice } from '../devices.js';
 import type { DistributorTap } from '../distributor-tap.js';
@@ -41,7 +41,7 @@ export async function measureFanOutChurn(stack: BenchStack, report: Report, sett
   const { members, churnShare, messages, messageEveryMs, concurrency, deadlineMs } = settings.fanOutChurn;
   const churning = Math.round(members * churnShare);
   section.setup.push(
-    ...setupProse('fan-out-churn', {
+    setupProse('fan-out-churn', {
       members: members.toLocaleString('en-US'),
       messages,
       messageEveryMs,

@@ -15,9 +15,8 @@
  * On the stack's engine: the dev server (section `fan-out`) or the real Temporal server
  * (`fan-out-server`); `compareEngines` puts the two side by side when both ran.
  */
-import { settleAll } from '../../src/concurrency.js';
+import { registrationWorkflowId, settleAll } from '../../src/testing.js';
 import type { DistributorMessage } from '../../simulator/distributor.js';
-import { registrationWorkflowId } from '../../temporal/names.js';
 import type { FloorRegistration, FloorRun } from '../children/floor-sender.js';
 import { forkHelper, type Helper } from '../children/ipc.js';
 import { fetchEvents, historyCost } from '../history.js';
@@ -72,9 +71,9 @@ export async function measureFanOut(stack: BenchStack, report: Report, settings:
   const section = onServer
     ? report.section(sectionId.server, '1–3 on the real Temporal server: fan-out to a server channel', 'fan-out-server')
     : report.section(sectionId['dev-server'], '1–3. Fan-out: one message to a server channel');
-  if (onServer) section.setup.push(...setupProse('fan-out-server'));
+  if (onServer) section.setup.push(setupProse('fan-out-server'));
   section.setup.push(
-    ...setupProse('fan-out', {
+    setupProse('fan-out', {
       floorConcurrency,
       warmUpDevices,
       deadlineSeconds: Math.round((settings.fanOut.deadlineMs(settings.fanOut.sizes.at(-1)!) * (onServer ? 2 : 1)) / 1000),
@@ -450,5 +449,5 @@ export function compareEngines(report: Report): void {
       });
     }
   }
-  section.setup.push(...setupProse('engines', { serverEngine: engineName.server, devServerEngine: engineName['dev-server'] }));
+  section.setup.push(setupProse('engines', { serverEngine: engineName.server, devServerEngine: engineName['dev-server'] }));
 }

@@ -19,16 +19,20 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { fcmWakesHeldBack } from '../../activities/metrics.js';
-import { loadConfig } from '../../src/config/index.js';
+import {
+  buildWorker,
+  createLogger,
+  createTransports,
+  customSearchAttributes,
+  fcmWakesHeldBack,
+  loadConfig,
+  registrationWorkflowId,
+  signalPending,
+  signalRegistered,
+  stateQuery,
+} from '../../src/testing.js';
 import { startFakeFcm, type FakeFcm } from '../../devstack/stand-ins/fcm.js';
 import { createServiceAccount, startGoogleOAuth, type FakeGoogleOAuth } from '../../devstack/stand-ins/google-oauth.js';
-import { createLogger } from '../../src/log.js';
-import { createTransports } from '../../src/transports/index.js';
-import { customSearchAttributes, registrationWorkflowId } from '../../temporal/names.js';
-import { signalPending, signalRegistered } from '../../temporal/registration-workflows.js';
-import { buildWorker } from '../../temporal/worker.js';
-import { stateQuery } from '../../workflows/registration-messages.js';
 import type { Report } from '../report.js';
 import { seedUsers } from '../seed.js';
 import type { BenchSettings } from '../settings.js';
@@ -360,7 +364,7 @@ function reportResults(report: Report, section: ReturnType<Report['section']>, s
   section.details.dmLatenciesMs = { on: dmOn, off: dmOff };
   section.details.quantiles = { dmAtPhoneP95On: quantile(dmOn.atPhone, 0.95), dmAtPhoneP95Off: quantile(dmOff.atPhone, 0.95) };
   section.setup.push(
-    ...setupProse('fcm-budget', {
+    setupProse('fcm-budget', {
       devices: settings.fcmBudget.devices,
       minutes: Math.round(settings.fcmBudget.durationMs / 60_000),
       dmEveryMinutes: settings.fcmBudget.dmEveryMs / 60_000,

@@ -12,7 +12,7 @@
  */
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { settleAll } from '../../src/concurrency.js';
+import { settleAll } from '../../src/testing.js';
 import { registerAll, settledHistoryLengths, withApi, type ApiDevice } from '../devices.js';
 import type { DistributorTap } from '../distributor-tap.js';
 import { addCosts, fetchEvents, historyCost, scaleCost, type HistoryCost } from '../history.js';
@@ -112,7 +112,7 @@ export async function measureLiveTraffic(
     });
     reportResults(report, section, { cohorts, logs, costs, messages, durationMs, quietEveryMs });
     if (meanwhile !== undefined) {
-      section.setup.push(...setupProse('live-traffic-meanwhile', { meanwhile: meanwhile.what }));
+      section.setup.push(setupProse('live-traffic-meanwhile', { meanwhile: meanwhile.what }));
     }
   } finally {
     tap.listen(undefined);
@@ -179,7 +179,7 @@ function reportResults(
   const wakes = (d: ApiDevice) => logs.get(d.workflowId)!.wakes.length;
   const since = (d: ApiDevice) => costs.get(d.workflowId)!.since;
   const failures = cohorts.flatMap((c) => c.devices).reduce((a, d) => a + logs.get(d.workflowId)!.drainFailures, 0);
-  if (failures > 0) section.setup.push(...setupProse('live-traffic-drain-failures', { failures }));
+  if (failures > 0) section.setup.push(setupProse('live-traffic-drain-failures', { failures }));
 
   // Item 5: the busy channel.
   const busy = cohort('busy');
@@ -351,7 +351,7 @@ function reportResults(
   );
   section.details.quietWakeMedianOffsetMs = wakeToDrainNote;
   section.setup.push(
-    ...setupProse('live-traffic', {
+    setupProse('live-traffic', {
       seconds: Math.round(durationMs / 1000),
       busyDevices: busy.length,
       busyMessages: messages.busy,

@@ -8,8 +8,7 @@
  */
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { maintenanceWorkflowType } from '../../temporal/names.js';
-import type { MaintenanceReport } from '../../workflows/maintenance.js';
+import { type MaintenanceReport, maintenanceWorkflowType } from '../../src/testing.js';
 import type { Report } from '../report.js';
 import type { BenchSettings } from '../settings.js';
 import { setupProse } from '../setup-prose.js';
@@ -105,7 +104,7 @@ export async function measureMaintenanceSweep(stack: BenchStack, report: Report,
     reference: { name: bareName, value: registrations / (median(reference) / 1000) },
   });
   section.setup.push(
-    ...setupProse('sweep', {
+    setupProse('sweep', {
       registrations: scale,
       firstUserId,
       seedSeconds: seedSeconds.toFixed(0),

@@ -11,7 +11,7 @@
  */
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { clearOutageBackoffs, recoveryPage } from '../../src/worker/outage-recovery.js';
+import { clearOutageBackoffs, recoveryPage } from '../../src/testing.js';
 import type { Report } from '../report.js';
 import type { BenchSettings } from '../settings.js';
 import { setupProse } from '../setup-prose.js';
@@ -97,7 +97,7 @@ export async function measureOutageRecovery(stack: BenchStack, report: Report, s
       },
     });
     section.setup.push(
-      ...setupProse('outage-recovery', {
+      setupProse('outage-recovery', {
         registrations: scale,
         firstUserId,
         seedSeconds: seedSeconds.toFixed(0),

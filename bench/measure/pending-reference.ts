@@ -4,7 +4,7 @@
  * rounds.
  */
 import { sql, type DatabasePool } from 'slonik';
-import { devicesToSignal, namingChunk } from '../../src/bridge/signal-pending.js';
+import { devicesToSignal, namingChunk } from '../../src/testing.js';
 import { nextMessageId } from '../seed.js';
 
 /** Names every device of `registrationIds` as the bridge does after its commit (`namingChunk` per read), one read after the other, without signalling; returns how many. */

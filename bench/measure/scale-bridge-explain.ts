@@ -6,8 +6,7 @@
  * (scale-bridge-jit.ts).
  */
 import { sql } from 'slonik';
-import { pendingUpsert } from '../../src/bridge/record-events.js';
-import type { DatabasePool } from '../../src/db/pool.js';
+import { type DatabasePool, pendingUpsert } from '../../src/testing.js';
 import { explain, type PlanNode } from '../explain-analyze.js';
 import type { Section } from '../report.js';
 import { nextMessageId } from '../seed.js';
@@ -66,7 +65,7 @@ export async function explainBridge(pool: DatabasePool, section: Section, channe
     .filter(([, ms]) => ms > 0.05 * (ours.total - bare.total))
     .sort((a, b) => b[1] - a[1]);
   section.setup.push(
-    ...setupProse('scale-bridge-gap', {
+    setupProse('scale-bridge-gap', {
       members: channel.members.toLocaleString('en-US'),
       oursMs: ours.total.toFixed(0),
       bareMs: bare.total.toFixed(0),

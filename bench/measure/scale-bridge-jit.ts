@@ -3,7 +3,7 @@
  * with PostgreSQL's default JIT thresholds, and past the optimize and inline thresholds.
  */
 import type { sql } from 'slonik';
-import type { DatabasePool } from '../../src/db/pool.js';
+import type { DatabasePool } from '../../src/testing.js';
 import { explainOutput, type ExplainOutput, type PlanNode } from '../explain-analyze.js';
 import type { Section } from '../report.js';
 import { setupProse } from '../setup-prose.js';
@@ -29,7 +29,7 @@ export async function reportJit(pool: DatabasePool, section: Section, channel: S
           .join(', ')})`;
   section.details.jit = { estimatedCost: cost, byDefault: byDefault.JIT ?? null, optimized: optimized.JIT ?? null };
   section.setup.push(
-    ...setupProse('scale-jit', {
+    setupProse('scale-jit', {
       members: channel.members.toLocaleString('en-US'),
       cost: cost.toFixed(0),
       withDefaultThresholds: describe(byDefault),

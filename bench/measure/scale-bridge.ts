@@ -9,11 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { channelRecipients } from '../../src/bridge/recipients.js';
-import { recordChannelEvents } from '../../src/bridge/record-events.js';
-import { namingChunk } from '../../src/bridge/signal-pending.js';
-import { channelViewers } from '../../src/db/permissions.js';
-import type { DatabasePool } from '../../src/db/pool.js';
+import { channelRecipients, channelViewers, type DatabasePool, namingChunk, recordChannelEvents } from '../../src/testing.js';
 import type { Report, Section } from '../report.js';
 import { nextMessageId } from '../seed.js';
 import { median } from '../stats.js';

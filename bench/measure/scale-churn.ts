@@ -16,9 +16,7 @@
 import proto from '@temporalio/proto';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { settleAll } from '../../src/concurrency.js';
-import { registrationWorkflowId } from '../../temporal/names.js';
-import { signalPending, signalRegistered } from '../../temporal/registration-workflows.js';
+import { registrationWorkflowId, settleAll, signalPending, signalRegistered } from '../../src/testing.js';
 import { settledHistoryLengths, withApi, type ApiDevice } from '../devices.js';
 import type { DistributorTap } from '../distributor-tap.js';
 import { addCosts, fetchEvents, historyCost, scaleCost, type HistoryCost } from '../history.js';
@@ -336,5 +334,5 @@ function reportChurn(
     wakeCycle: run.wake,
     appStartsPerDay,
   };
-  section.setup.push(...setupProse('scale-churn', { devices: count, concurrency, appStartsPerDay, wakeDevices: run.wake.devices }));
+  section.setup.push(setupProse('scale-churn', { devices: count, concurrency, appStartsPerDay, wakeDevices: run.wake.devices }));
 }

@@ -5,8 +5,7 @@
  */
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { drainPending } from '../../src/api/drain.js';
-import type { DatabasePool } from '../../src/db/pool.js';
+import { type DatabasePool, drainPending } from '../../src/testing.js';
 import type { Report, Section } from '../report.js';
 import { setupProse } from '../setup-prose.js';
 import { quantile } from '../stats.js';
@@ -53,5 +52,5 @@ export async function measureDrain(pool: DatabasePool, report: Report, section: 
     unit: 'ms',
     reference: { name: refName, value: quantile(bare, 0.99) },
   });
-  section.setup.push(...setupProse('scale-drain', { devices, items }));
+  section.setup.push(setupProse('scale-drain', { devices, items }));
 }

@@ -5,8 +5,7 @@
  * many runs as it takes; each rule beside one bare DELETE over its whole table, rolled back.
  */
 import { sql } from 'slonik';
-import { maintenanceWorkflowType } from '../../temporal/names.js';
-import type { MaintenanceReport, MaintenanceStep } from '../../workflows/maintenance.js';
+import { type MaintenanceReport, type MaintenanceStep, maintenanceWorkflowType } from '../../src/testing.js';
 import { fetchEvents, historyCost, typeName } from '../history.js';
 import type { Report, Section } from '../report.js';
 import { inRolledBackTransaction } from '../rolled-back.js';
@@ -134,7 +133,7 @@ export async function measureMaintenance(stack: BenchStack, report: Report, sect
     ]),
   });
   section.details.maintenance = { references, runs };
-  section.setup.push(...setupProse('scale-maintenance', { steps: maintenanceSteps.join(', '), maxRuns }));
+  section.setup.push(setupProse('scale-maintenance', { steps: maintenanceSteps.join(', '), maxRuns }));
 }
 
 async function maintenanceRun(stack: BenchStack, run: number): Promise<RunCost> {

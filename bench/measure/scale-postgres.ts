@@ -16,7 +16,7 @@
  * The bridge, its EXPLAIN and the drain run on one connection, so that its backend's CPU time
  * can be read from /proc.
  */
-import { createDatabasePool } from '../../src/db/pool.js';
+import { createDatabasePool } from '../../src/testing.js';
 import type { Report } from '../report.js';
 import type { BenchSettings } from '../settings.js';
 import { setupProse } from '../setup-prose.js';
@@ -55,7 +55,7 @@ export async function measureScalePostgres(stack: BenchStack, report: Report, se
   await measureMaintenance(stack, report, section, world, settings.atScale.maintenanceMaxRuns);
 
   section.setup.push(
-    ...setupProse('scale', {
+    setupProse('scale', {
       loadSteps: Object.entries(world.loadSeconds)
         .map(([step, s]) => `${step} ${s.toFixed(0)} s`)
         .join(', '),

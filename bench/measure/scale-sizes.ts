@@ -5,7 +5,7 @@
  */
 import { sql } from 'slonik';
 import { z } from 'zod';
-import type { DatabasePool } from '../../src/db/pool.js';
+import type { DatabasePool } from '../../src/testing.js';
 import type { Report, Section } from '../report.js';
 
 export async function measureSizes(pool: DatabasePool, report: Report, section: Section): Promise<void> {

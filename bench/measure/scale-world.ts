@@ -14,8 +14,7 @@
  *   forgettable ledger ids  one in a hundred, processed five days ago
  */
 import { sql } from 'slonik';
-import { VIEW_CHANNEL } from '../../src/permissions/flags.js';
-import type { DatabasePool } from '../../src/db/pool.js';
+import { type DatabasePool, VIEW_CHANNEL } from '../../src/testing.js';
 
 const SEND_MESSAGES = 1n << 11n;
 

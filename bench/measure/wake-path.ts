@@ -1,21 +1,27 @@
 /**
  * Signal → wake on the dev server with the claim and send as local activities (ours: the
- * registration workflow, from the production bundle) and as regular ones (the reference:
- * bench/workflows/regular-activities.ts, the same first wake with the same activities): the
- * latency of a device's first wake and the history events it costs. These numbers back the
- * decision in docs/architecture.md.
+ * registration workflow, from the production bundle) and as regular ones (the reference: the
+ * same workflow bundled from source with bench/workflows/regular-activities.ts standing for
+ * `@temporalio/workflow`, which makes its local activities regular ones): the latency of a
+ * device's first wake and the history events it costs. These numbers back the decision in
+ * docs/architecture.md.
  */
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, type Worker, type WorkerOptions } from '@temporalio/worker';
 import { sql } from 'slonik';
-import { loadConfig } from '../../src/config/index.js';
-import { createLogger } from '../../src/log.js';
+import {
+  buildWorker,
+  createLogger,
+  createTransports,
+  loadConfig,
+  pendingSignal,
+  registrationWorkflowId,
+  type RegistrationWorkflowInput,
+  registrationWorkflowType,
+  workflowsSourcePath,
+} from '../../src/testing.js';
 import type { FakeDistributor } from '../../simulator/distributor.js';
-import { createTransports } from '../../src/transports/index.js';
-import { registrationWorkflowId, registrationWorkflowType } from '../../temporal/names.js';
-import { buildWorker } from '../../temporal/worker.js';
-import { pendingSignal, type RegistrationWorkflowInput } from '../../workflows/registration-messages.js';
 import { typeName } from '../history.js';
 import type { Report } from '../report.js';
 import type { BenchSettings } from '../settings.js';
@@ -24,10 +30,25 @@ import { devicesFor, insertRegistrations, nextIds, seedUsers } from '../seed.js'
 import type { BenchStack } from '../stack.js';
 import { benchTemporalConnection } from '../temporal-connection.js';
 import { quantile, sleep } from '../stats.js';
-import { regularActivitiesWorkflowType } from '../workflows/regular-activities.js';
 
-/** The reference workflow as built into dist-tools, next to this file's own build. */
-const regularActivitiesWorkflowPath = fileURLToPath(new URL('../workflows/regular-activities.js', import.meta.url));
+/** The reference's `@temporalio/workflow`, as built into dist-tools next to this file's own build. */
+const regularActivitiesPath = fileURLToPath(new URL('../workflows/regular-activities.js', import.meta.url));
+
+/**
+ * The workflows of workflows/, bundled from source with every `import … from '@temporalio/workflow'`
+ * resolved to bench/workflows/regular-activities.ts (which imports the real API by its file, so
+ * it is not redirected to itself).
+ */
+async function regularActivitiesBundle(): Promise<{ code: string }> {
+  return bundleWorkflowCode({
+    workflowsPath: workflowsSourcePath,
+    logger: new DefaultLogger('WARN'),
+    webpackConfigHook: (config) => ({
+      ...config,
+      resolve: { ...config.resolve, alias: { ...config.resolve?.alias, '@temporalio/workflow$': regularActivitiesPath } },
+    }),
+  });
+}
 
 interface KindResult {
   readonly p50: number;
@@ -62,13 +83,11 @@ export async function measureWakePath(stack: BenchStack, report: Report, setting
   let regular: KindResult;
   try {
     // Ours: the registration workflow as the worker process runs it (the prebuilt bundle).
-    local = await whileRunning(await workerOn('bench-wake-path'), () =>
-      measureKind({ ...measure, taskQueue: 'bench-wake-path', workflowType: registrationWorkflowType }),
-    );
-    // The reference: its own workflow, on a worker of its own with the same activities.
-    const workflowBundle = await bundleWorkflowCode({ workflowsPath: regularActivitiesWorkflowPath, logger: new DefaultLogger('WARN') });
+    local = await whileRunning(await workerOn('bench-wake-path'), () => measureKind({ ...measure, taskQueue: 'bench-wake-path' }));
+    // The reference: the same workflow with regular activities, on a worker of its own with the same activities.
+    const workflowBundle = await regularActivitiesBundle();
     regular = await whileRunning(await workerOn('bench-wake-path-regular', { workflowBundle }), () =>
-      measureKind({ ...measure, taskQueue: 'bench-wake-path-regular', workflowType: regularActivitiesWorkflowType }),
+      measureKind({ ...measure, taskQueue: 'bench-wake-path-regular' }),
     );
   } finally {
     await transports.close();
@@ -91,7 +110,7 @@ export async function measureWakePath(stack: BenchStack, report: Report, setting
     reference: { name: reference, value: regular.events },
     headline: 'local activities',
   });
-  section.setup.push(...setupProse('wake-path', { devices: settings.wakePath.devices }));
+  section.setup.push(setupProse('wake-path', { devices: settings.wakePath.devices }));
   section.details.history = { local: local.history, regular: regular.history };
 }
 
@@ -108,7 +127,7 @@ async function whileRunning<T>(worker: Worker, work: () => Promise<T>): Promise<
 
 /**
  * `devices` fresh devices, one at a time, each with a pending DM row: the signal-with-start of
- * its workflow (`workflowType` on `taskQueue`) with the `pending` signal, timed until its wake
+ * its registration workflow (on `taskQueue`) with the `pending` signal, timed until its wake
  * reaches the fake distributor.
  */
 async function measureKind(deps: {
@@ -117,9 +136,8 @@ async function measureKind(deps: {
   readonly distributor: FakeDistributor;
   readonly devices: number;
   readonly taskQueue: string;
-  readonly workflowType: string;
 }): Promise<KindResult> {
-  const { stack, client, distributor, taskQueue, workflowType } = deps;
+  const { stack, client, distributor, taskQueue } = deps;
   const devices = devicesFor(await seedUsers(stack.pool, deps.devices), distributor);
   const registrations = await insertRegistrations(stack.pool, devices);
   const [channelId] = nextIds(1);
@@ -131,7 +149,7 @@ async function measureKind(deps: {
     const input: RegistrationWorkflowInput = { userId: device.userId, deviceId: device.deviceId, transport: 'unifiedpush' };
     const before = distributor.received.length;
     const started = performance.now();
-    await client.workflow.signalWithStart(workflowType, {
+    await client.workflow.signalWithStart(registrationWorkflowType, {
       taskQueue,
       workflowId: registrationWorkflowId(device.userId, device.deviceId),
       args: [input],

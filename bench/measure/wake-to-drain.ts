@@ -9,8 +9,7 @@
  */
 import { jetstream } from '@nats-io/jetstream';
 import { sql } from 'slonik';
-import { settleAll } from '../../src/concurrency.js';
-import type { WakePriority } from '../../src/domain.js';
+import { settleAll, type WakePriority } from '../../src/testing.js';
 import { registerAll, withApi, type ApiDevice } from '../devices.js';
 import type { DistributorTap } from '../distributor-tap.js';
 import type { Report } from '../report.js';
@@ -68,7 +67,7 @@ export async function measureWakeToDrain(stack: BenchStack, report: Report, sett
   }
   reportFigures(report, section, samples, metrics);
   if (drainFailures > 0) section.details['drainFailures'] = drainFailures;
-  section.setup.push(...setupProse('wake-to-drain', { devices: count, rounds, minIntervalMs }));
+  section.setup.push(setupProse('wake-to-drain', { devices: count, rounds, minIntervalMs }));
 }
 
 const empty = (): Samples => ({ messageToWake: [], messageToDrain: [], wakeToDrain: [] });

@@ -6,8 +6,7 @@
  * sticky-cache gauge as the proof of what is cached.
  */
 import { readFileSync } from 'node:fs';
-import { settleAll } from '../../src/concurrency.js';
-import { signalRegistered } from '../../temporal/registration-workflows.js';
+import { registrationWorkflowId, settleAll, signalRegistered } from '../../src/testing.js';
 import { settledHistoryLengths } from '../devices.js';
 import type { DistributorTap } from '../distributor-tap.js';
 import type { Report } from '../report.js';
@@ -16,7 +15,6 @@ import { setupProse } from '../setup-prose.js';
 import { devicesFor, insertRegistrations, seedUsers } from '../seed.js';
 import type { BenchStack, RunningApps } from '../stack.js';
 import { median, sleep } from '../stats.js';
-import { registrationWorkflowId } from '../../temporal/names.js';
 
 const warmUp = 10;
 const samplesPerReading = 10;
@@ -88,7 +86,7 @@ export async function measureWorkerMemory(stack: BenchStack, report: Report, set
     header: ['workflows started', 'SDK sticky cache', 'RSS (MiB)', 'main-thread heap used (MiB)'],
     rows: samples.map((s) => [s.cached, s.stickyCache === null ? 'n/a' : s.stickyCache, s.rssMiB, s.heapUsedMiB]),
   });
-  section.setup.push(...setupProse('worker-memory', { warmUp, steps: steps.map((s) => s.toLocaleString('en-US')).join(' and then ') }));
+  section.setup.push(setupProse('worker-memory', { warmUp, steps: steps.map((s) => s.toLocaleString('en-US')).join(' and then ') }));
   section.details.samples = samples;
 }
 

@@ -1,47 +1,25 @@
 /**
- * The reference of the wake-path measurement: a device's first wake as the registration
- * workflow makes it — on its `pending` signal-with-start, `claimWake`, then `sendWake` if the
- * claim succeeded — but with the claim and the send as regular activities (scheduled, started
- * and completed through the task queue) where the registration workflow runs them as local
- * ones. The activities, their time limits and retries are the registration workflow's own, and
- * it records what that workflow records beside them on a first wake (its patch markers, the
- * `PushTransport` search attribute), so that the two histories differ in the activities only.
- * It stands for the first wake, not a device's life: after its wake it ends.
+ * The reference of the wake-path measurement: the registration workflow itself with its claim
+ * and send as regular activities (scheduled, started and completed through the task queue)
+ * where it runs them as local ones. This module stands for `@temporalio/workflow` in the
+ * reference's bundle of workflows/ (bench/measure/wake-path.ts bundles them with it): all of the
+ * workflow API as it is, but `proxyLocalActivities` hands out regular activities with the same
+ * time limits and retries (less `localRetryThreshold`, which only local activities have). So
+ * the two sides run the same code, and their histories differ in the kind of activity only.
  *
- * Bundled and run only by the wake-path measurement (bench/measure/wake-path.ts), on a worker
- * built by `buildWorker`, which registers the production activities.
+ * Only bundled by the wake-path measurement, never by the worker process.
  */
-import { condition, patched, proxyActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import type { Activities } from '../../activities/index.js';
-import { PushTransport } from '../../temporal/names.js';
-import { pendingSignal, type RegistrationWorkflowInput } from '../../workflows/registration-messages.js';
-import { claimActivityOptions, deliveryControlPatch, leanPlanPatch, sendActivityOptions } from '../../workflows/registration.js';
+import {
+  proxyActivities,
+  type LocalActivityInterfaceFor,
+  type LocalActivityProxyOptions,
+  type UntypedActivities,
+} from '@temporalio/workflow/lib/index.js';
 
-export const regularActivitiesWorkflowType = 'regularActivitiesWorkflow';
+export * from '@temporalio/workflow/lib/index.js';
 
-const claims = proxyActivities<Activities>(claimActivityOptions);
-const sends = proxyActivities<Activities>(sendActivityOptions);
-
-export async function regularActivitiesWorkflow(input: RegistrationWorkflowInput): Promise<void> {
-  const { userId, deviceId } = input;
-  // The patches the registration workflow checks when it starts (a marker and a search
-  // attribute each, in a new workflow).
-  patched(deliveryControlPatch);
-  patched(leanPlanPatch);
-  let pending = false;
-  setHandler(pendingSignal, () => void (pending = true));
-  await condition(() => pending);
-  const claim = await claims.claimWake({ userId, deviceId, now: Date.now() });
-  if (claim.status !== 'claimed') return;
-  if (workflowInfo().typedSearchAttributes.get(PushTransport) !== claim.transport) {
-    upsertSearchAttributes([{ key: PushTransport, value: claim.transport }]);
-  }
-  await sends.sendWake({
-    registrationId: claim.registrationId,
-    userId,
-    deviceId,
-    priority: claim.priority,
-    now: Date.now(),
-    ...(claim.messageAt === undefined ? {} : { messageAt: claim.messageAt }),
-  });
+export function proxyLocalActivities<A = UntypedActivities>(options: LocalActivityProxyOptions<A>): LocalActivityInterfaceFor<A> {
+  const { localRetryThreshold: _localOnly, ...regular } = options;
+  // The same functions; only `executeWithOptions` (which the registration workflow does not call) would take other options.
+  return proxyActivities<A>(regular) as unknown as LocalActivityInterfaceFor<A>;
 }

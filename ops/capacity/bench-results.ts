@@ -1,6 +1,8 @@
 /**
- * The results file `make bench` writes (bench/results/latest.json), as far as the capacity
- * command reads it: sections by id, each with its figures and details. Every reader treats a
+ * The results `make bench` writes (bench/results.ts), as far as the capacity command reads
+ * them: sections by id, each with its figures and details. The committed summary
+ * (bench/results/summary.json, the default) keeps of the details what this command reads; a
+ * run's full output (bench/results/latest.json) has the same form. Every reader treats a
  * section or field as possibly missing — files from older runs lack what later runs added.
  */
 import { existsSync, readFileSync } from 'node:fs';

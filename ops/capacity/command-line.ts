@@ -32,7 +32,7 @@ function usage(): string {
   return [
     'usage: npm run -s capacity -- [--devices N] [--messages-per-second N] [--dm-share F] … [--results FILE] [--check] [--json]',
     ...Object.entries(options).map(([flag, o]) => `  ${flag.padEnd(30)} ${o.help}${o.fallback === undefined ? '' : ` (default ${o.fallback})`}`),
-    '  --results FILE                 the measured costs (default bench/results/latest.json)',
+    '  --results FILE                 the measured costs (default bench/results/summary.json)',
     "  --check                        also the model against the bench's own fan-out and busy channel",
     '  --json                         everything as JSON',
   ].join('\n');
@@ -44,7 +44,7 @@ export function parseArgs(
   pricing: CloudPricing,
 ): { workload: Workload; assumptions: Assumptions; results: string; check: boolean; json: boolean } {
   const values = new Map<string, number>();
-  let results = path.join(projectRoot, 'bench', 'results', 'latest.json');
+  let results = path.join(projectRoot, 'bench', 'results', 'summary.json');
   let check = false;
   let json = false;
   for (let i = 0; i < argv.length; i++) {

@@ -2,7 +2,7 @@
  * The capacity model of docs/capacity.md: from what `make bench` measured per wake, per
  * registration and per message (history events, billable actions, bytes, workflow tasks,
  * PostgreSQL writes, worker memory) to what a deployment of a given size needs. Pure
- * arithmetic, no I/O: ops/capacity/cli.ts feeds it the measured costs (bench/results/latest.json),
+ * arithmetic, no I/O: ops/capacity/command.ts feeds it the measured costs (bench/results/summary.json),
  * the prices (ops/capacity/inputs.json) and the command line;
  * test/unit/ops/capacity/model.test.ts checks it against figures worked out by hand.
  *
@@ -23,7 +23,7 @@ export interface CycleCost {
   readonly timersFired: number;
 }
 
-/** What the benchmark measured; ops/capacity/measured.ts reads it from bench/results/latest.json. */
+/** What the benchmark measured; ops/capacity/measured.ts reads it from bench/results/summary.json. */
 export interface Measured {
   /** A wake → drain cycle whose next message came after the interval (bench: the quiet channel). */
   readonly quietCycle: CycleCost;

@@ -6,11 +6,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
-import { loadConfig } from '../../src/config/index.js';
-import { createLogger } from '../../src/log.js';
-import { createTransports, type Transports } from '../../src/transports/index.js';
-import { startTransportHealth } from '../../src/worker/transport-health.js';
-import { buildWorker } from '../../temporal/worker.js';
+import { buildWorker, createLogger, createTransports, loadConfig, startTransportHealth, type Transports } from '../../src/testing.js';
 import type { TestDatabase } from './database.js';
 import './provided.js';
 

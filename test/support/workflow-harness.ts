@@ -15,23 +15,32 @@ import type { Client } from '@temporalio/client';
 import { sql } from 'slonik';
 import { inject } from 'vitest';
 import { z } from 'zod';
-import { loadConfig } from '../../src/config/index.js';
+import {
+  buildWorker,
+  createLogger,
+  createTransports,
+  customSearchAttributes,
+  loadConfig,
+  registeredSignal,
+  type RegistrationStateView,
+  registrationWorkflowId,
+  signalDeleted,
+  signalDrained,
+  signalPending,
+  signalRegistered,
+  startTransportHealth,
+  stateQuery,
+  type TransportHealth,
+  type TransportName,
+  type Transports,
+} from '../../src/testing.js';
 import { waitFor } from '../../devstack/daemons.js';
-import { createLogger } from '../../src/log.js';
-import { createTransports, type Transports } from '../../src/transports/index.js';
-import { startTransportHealth, type TransportHealth } from '../../src/worker/transport-health.js';
-import { customSearchAttributes, registrationWorkflowId } from '../../temporal/names.js';
 import { temporal } from '@temporalio/proto';
-import { signalDeleted, signalDrained, signalPending, signalRegistered } from '../../temporal/registration-workflows.js';
-import { buildWorker } from '../../temporal/worker.js';
-import type { RegistrationStateView } from '../../workflows/registration-messages.js';
-import { registeredSignal, stateQuery } from '../../workflows/registration-messages.js';
 import { freshDatabase, type TestDatabase } from './database.js';
 import { createDeviceKeys, startDistributor, type DistributorMessage, type FakeDistributor } from '../../simulator/distributor.js';
 import { startFakeFcm, type FakeFcm, type FcmRequestRecord } from '../../devstack/stand-ins/fcm.js';
 import { createServiceAccount, startGoogleOAuth, type FakeGoogleOAuth } from '../../devstack/stand-ins/google-oauth.js';
 import './provided.js';
-import type { TransportName } from '../../src/domain.js';
 
 export const minIntervalMs = 15_000;
 export const rewakeAfterMs = 900_000;

@@ -1,14 +1,15 @@
 /**
  * The benchmark report's setup prose (bench/setup/*.md, bench/setup-prose.ts): every file
  * renders with values for its placeholders and leaves none unfilled, one line per paragraph;
- * the loader refuses a missing or an unused value; and every `setupProse` call in bench/ gives
- * exactly the placeholders of its file — checked here, not at the end of a benchmark run.
+ * the loader refuses a missing or an unused value, when the measure records it; and every
+ * `setupProse` call in bench/ gives exactly the placeholders of its file — checked here, not at
+ * the end of a benchmark run.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { placeholdersOf, renderProse, setupChapter, setupProse, setupProseDir } from '../../../bench/setup-prose.js';
+import { placeholdersOf, renderProse, renderSetup, setupChapter, setupProse, setupProseDir } from '../../../bench/setup-prose.js';
 import { projectRoot } from '../../../src/paths.js';
 
 const setupFiles = readdirSync(setupProseDir)
@@ -47,7 +48,7 @@ describe('bench/setup/*.md', () => {
   it.each(setupFiles)('%s renders with a value for each placeholder, none left unfilled', (name) => {
     const template = readFileSync(path.join(setupProseDir, `${name}.md`), 'utf8');
     const values = Object.fromEntries(placeholdersOf(template, name).map((n, i) => [n, `value-${i}`]));
-    const paragraphs = setupProse(name, values);
+    const paragraphs = renderSetup(setupProse(name, values));
     expect(paragraphs.length).toBeGreaterThan(0);
     for (const paragraph of paragraphs) {
       expect(paragraph).not.toMatch(/\{\{|\}\}/);
@@ -55,6 +56,13 @@ describe('bench/setup/*.md', () => {
       expect(paragraph).not.toMatch(/ {2}/);
     }
     for (const value of Object.values(values)) expect(paragraphs.join('\n')).toContain(value);
+  });
+});
+
+describe('setupProse', () => {
+  it('records the file and its values for the report, and refuses values that do not fit the file at once', () => {
+    expect(setupProse('claim', { devices: 200, rounds: 20 })).toEqual({ file: 'claim', values: { devices: 200, rounds: 20 } });
+    expect(() => setupProse('claim', { devices: 200 })).toThrow('bench/setup/claim.md: no value for {{rounds}}');
   });
 });
 
