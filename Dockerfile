@@ -26,7 +26,7 @@ FROM node:${NODE_VERSION}-trixie-slim@${NODE_DIGEST}
 ARG NODE_VERSION
 ARG NODE_DIGEST
 # package.json's version (a test holds them equal); the commit and build time come from the build.
-ARG VERSION=0.1.0
+ARG VERSION=1.0.0
 ARG REVISION=""
 ARG CREATED=""
 LABEL org.opencontainers.image.title="zippchat-push" \

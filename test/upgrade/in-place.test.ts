@@ -332,7 +332,8 @@ const gateRow = z.object({
 /** The wake policy's verdict on the device as PostgreSQL holds it (null: no registration). */
 async function verdictOf(pool: DatabasePool, policy: WakePolicy, p: Phone, now = Date.now()) {
   const row = await pool.maybeOne(sql.type(gateRow)`
-    SELECT r.transport, r.wake_outstanding, r.last_wake_priority, r.last_woken_at, r.backoff_until, r.fcm_budget_tat, r.test_wake_pending,
+    SELECT r.transport, r.wake_outstanding, r.last_wake_priority, r.last_woken_at, r.backoff_until, r.fcm_budget_tat,
+           false AS test_wake_pending, -- no test wake in this tier; the releases before it have no such column
            EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = r.id) AS has_pending,
            EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = r.id AND p.is_dm) AS dm_pending
     FROM push_registrations r WHERE r.user_id = ${p.userId} AND r.device_id = ${p.deviceId}`);

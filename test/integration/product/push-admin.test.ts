@@ -73,6 +73,16 @@ async function wokenPhone() {
 describe('push-admin device', () => {
   it('reports registration, pending rows, sessions and the live workflow state — and no secret', async () => {
     const phone = await wokenPhone();
+    // The belief settles at the workflow's next look: the registration's start, owed in the
+    // outbox, may reach the workflow after the DM's signal woke the phone, and asks for one.
+    await waitFor(
+      'the workflow to believe the wake outstanding',
+      async () => {
+        const { workflow } = await inspectDevice(deps(), phone.userId, phone.deviceId);
+        return workflow.status === 'RUNNING' && workflow.state?.outstanding === true;
+      },
+      30_000,
+    );
     const report = await inspectDevice(deps(), phone.userId, phone.deviceId);
     expect(report.registration).toMatchObject({ transport: 'unifiedpush', encrypted: true, wake_outstanding: true, failures: 0 });
     expect(report.pending).toEqual([expect.objectContaining({ channel_id: phone.dm, is_dm: true, message_count: 1 })]);
