@@ -2,7 +2,7 @@
  * The registration workflow's two activities. They take ids and load everything secret
  * themselves, so a workflow history never holds a token, an endpoint or a key.
  *
- * claimWake — one conditional UPDATE decides, by the wake policy (workflows/wake-policy.ts),
+ * claimWake — one conditional UPDATE decides, by the wake policy (domain/wake-policy.ts),
  *             whether this device gets a wake now, and at which priority.
  * sendWake  — loads the registration, sends through its transport (behind the outage
  *             detector), and records the outcome: a wake that did not go through releases the
@@ -12,8 +12,8 @@ import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activ
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../src/db/pool.js';
-import type { Logger } from '../src/log.js';
-import { providerAnswer, type DeferralCause, type DeliveryOutcome, type RegistrationForSend, type WakeSender } from '../src/transports/types.js';
+import type { Logger } from '../src/observability/log.js';
+import { providerAnswer, type DeliveryOutcome, type RegistrationForSend, type WakeSender } from '../src/transports/types.js';
 import {
   budgeted,
   gateOf,
@@ -24,35 +24,19 @@ import {
   type HeldBack,
   type Intervals,
   type WakePolicy,
-} from '../workflows/wake-policy.js';
+} from '../domain/wake-policy.js';
 import { fcmWakesHeldBack, messageToWake, prunes, rateLimitBackoffs, wakes } from './metrics.js';
-import { repeatedlyUndrainedAfter, transportNameSchema, type BackoffCause, type TransportName, type WakePriority } from '../src/domain.js';
-import { errorSummary } from '../src/error-summary.js';
+import {
+  repeatedlyUndrainedAfter,
+  transportNameSchema,
+  type BackoffHold,
+  type DeferralHold,
+  type TransportName,
+  type WakePriority,
+} from '../domain/vocabulary.js';
+import { errorSummary } from '../src/observability/error-summary.js';
+import { backoffBaseMs, maxConsecutiveFailures, misconfiguredMaxMs, misconfiguredOrigin, misconfiguredRetryMs } from '../domain/backoff.js';
 import { traceClaim, traceProviderCall, traceSend, type ClaimAnswer, type MessageTraces } from './message-traces.js';
-
-/** Consecutive counted failures after which a registration is pruned (docs/design.md, Pruning). */
-export const maxConsecutiveFailures = 10;
-
-/**
- * Back-off bases: the n-th back-off in a row waits base × 2ⁿ, capped at the re-wake interval
- * (a Retry-After asks for at least its own delay, and a rate limit's is honoured exactly).
- */
-export const backoffBaseMs: Readonly<Record<DeferralCause, number>> = { failing: 10_000, rate_limited: 60_000, outage: 30_000 };
-
-/**
- * A `misconfigured` wake (our configuration cannot send to the transport) releases the claim with a
- * back-off that starts here and doubles up to `misconfiguredMaxMs`: a device waiting for the
- * operator costs a bounded number of history events a day (and its run continues as new after
- * enough claims), never a retry loop that grows one run without end. A worker that starts with
- * the transport configured ends these back-offs at once (src/worker/transport-health.ts).
- */
-export const misconfiguredRetryMs = 5 * 60_000;
-export const misconfiguredMaxMs = 60 * 60_000;
-
-/** The `backoff_origin` of wakes held back by our configuration of `transport`. */
-export function misconfiguredOrigin(transport: TransportName): string {
-  return `misconfigured ${transport}`;
-}
 
 export interface RegistrationActivityDeps {
   readonly pool: DatabasePool;
@@ -134,7 +118,7 @@ export type SendResult =
   | { readonly kind: 'delivered' }
   | { readonly kind: 'dead'; readonly reason: string }
   | { readonly kind: 'misconfigured'; readonly reason: string; readonly until: number }
-  | { readonly kind: 'deferred'; readonly cause: DeferralCause; readonly reason: string; readonly until: number }
+  | { readonly kind: 'deferred'; readonly cause: DeferralHold; readonly reason: string; readonly until: number }
   | { readonly kind: 'gone' };
 
 const claimRow = z.object({
@@ -172,7 +156,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
   const configErrorLogged = new Map<string, number>();
 
   /**
-   * The wake policy (workflows/wake-policy.ts) decided in SQL, under the registration's row
+   * The wake policy (domain/wake-policy.ts) decided in SQL, under the registration's row
    * lock, so that two replicas can never both claim and never overspend the budget. Two
    * statements in one short transaction: the first locks the registration row, waiting for a
    * drain in flight to commit; the second — a new snapshot under READ COMMITTED — reads the
@@ -481,7 +465,7 @@ function claimAnswer(result: ClaimResult): ClaimAnswer {
 interface Deferral {
   readonly reason: string;
   /** What the device is told holds its wakes back. */
-  readonly cause: BackoffCause;
+  readonly cause: BackoffHold;
   readonly delayMs: number;
   /** The failure counts toward the ten that prune. */
   readonly counts: boolean;
@@ -492,7 +476,7 @@ interface Deferral {
 type Deferred = Extract<DeliveryOutcome, { kind: 'deferred' }>;
 
 /** The cause a deferred wake is recorded with: a failing send whose origin is in outage is the outage's. */
-function recordedCause(outcome: Deferred): DeferralCause {
+function recordedCause(outcome: Deferred): DeferralHold {
   return outcome.origin !== undefined ? 'outage' : outcome.cause;
 }
 

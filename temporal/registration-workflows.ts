@@ -12,9 +12,9 @@ import {
   type Client,
 } from '@temporalio/client';
 import { TypedSearchAttributes, type SignalDefinition } from '@temporalio/common';
-import { drainedSignal, pendingSignal, registeredSignal, stopSignal, type RegistrationWorkflowInput } from '../workflows/registration-messages.js';
+import { drainedSignal, pendingSignal, registeredSignal, stopSignal, type RegistrationWorkflowInput } from './registration-messages.js';
 import { PushDeviceId, PushTransport, PushUserId, registrationWorkflowId, registrationWorkflowType } from './names.js';
-import type { DeviceIdentity, TransportName } from '../src/domain.js';
+import type { DeviceIdentity, TransportName } from '../domain/vocabulary.js';
 import type { WorkflowTaskSeen } from '../src/pacing/pacer.js';
 
 function startOptions(taskQueue: string, device: DeviceIdentity, transport: TransportName) {

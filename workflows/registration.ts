@@ -31,13 +31,18 @@ import {
 import type { Activities } from '../activities/index.js';
 import type { ClaimResult, SendResult } from '../activities/registration.js';
 import { PushTransport } from '../temporal/names.js';
-import { DeviceState, type NextCheck, type PlanPatches } from './device-state.js';
-import { drainedSignal, pendingSignal, registeredSignal, stateQuery, stopSignal, type RegistrationWorkflowInput } from './registration-messages.js';
-import type { TransportName } from '../src/domain.js';
+import { DeviceState, type NextCheck, type PlanPatches } from '../domain/device-state.js';
+import {
+  drainedSignal,
+  pendingSignal,
+  registeredSignal,
+  stateQuery,
+  stopSignal,
+  type RegistrationWorkflowInput,
+} from '../temporal/registration-messages.js';
+import type { TransportName } from '../domain/vocabulary.js';
 import { sendResultOf, type EarlierSendResult } from './send-result.js';
-import { sendAttemptTimeoutMs } from './send-time-limit.js';
-
-export * from './registration-messages.js';
+import { sendAttemptTimeoutMs } from '../domain/send-time-limit.js';
 
 export interface RegistrationWorkflowResult {
   readonly ended: 'registration-deleted';

@@ -21,12 +21,12 @@ import {
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import type { TracingSettings } from '../config/index.js';
-import type { Logger } from '../log.js';
-import { projectRoot } from '../paths.js';
+import type { Logger } from '../observability/log.js';
+import { projectRoot } from '../process/paths.js';
 import { redactingExporter } from './redact.js';
 
 export interface Tracing {
-  /** Where every span of the process ends, the workflows' too (temporal/worker.ts). */
+  /** Where every span of the process ends, the workflows' too (src/worker/temporal-worker.ts). */
   readonly processor: SpanProcessor;
   readonly resource: Resource;
   /** Exports what is buffered, then stops. */

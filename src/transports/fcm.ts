@@ -15,7 +15,7 @@ import { prunesWithheld } from './metrics.js';
 import { parseRetryAfter } from './retry-after.js';
 import { describeFailure, postWithDeadline, type PostAnswer } from './safe-http.js';
 import { type RegistrationForSend, type ProviderAnswer, type PushSender, wakePayload } from './types.js';
-import type { WakePriority } from '../domain.js';
+import type { WakePriority } from '../../domain/vocabulary.js';
 
 export interface FcmOptions {
   readonly projectId: string;

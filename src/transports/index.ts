@@ -9,12 +9,12 @@
 import { randomBytes } from 'node:crypto';
 import { Agent } from 'undici';
 import type { WorkerConfig } from '../config/index.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../observability/log.js';
 import { createPruneBreaker, defaultBreaker } from './breaker.js';
 import { type AccessTokens, createAccessTokens } from './fcm-auth.js';
 import { createFcmSender } from './fcm.js';
 import { breakerOpen, breakerTrips, outageDeferrals, outageGauge, sendFailures } from './metrics.js';
-import { observe } from './observe.js';
+import { observe } from './instrumented-sender.js';
 import {
   createOutageDetector,
   originKey,
@@ -23,15 +23,15 @@ import {
   type OutageDetector,
   type OutageDetectorOptions,
 } from './outage-detector.js';
-import { requestDeadlineMs } from '../../workflows/send-time-limit.js';
+import { requestDeadlineMs } from '../../domain/send-time-limit.js';
 import { createOriginLabeler, type OriginLabeler } from './origin-label.js';
 import { createGuardedAgent, type Resolve } from './safe-http.js';
 import type { DeliveryOutcome, RegistrationForSend, PushSender, WakeSender } from './types.js';
 import { createUnifiedPushSender } from './unifiedpush.js';
 import { createVapidSigner } from './vapid.js';
-import type { TransportName, WakePriority } from '../domain.js';
+import type { TransportName, WakePriority } from '../../domain/vocabulary.js';
 
-export type { DeferralCause, DeliveryOutcome, RegistrationForSend, WakeSender } from './types.js';
+export type { DeliveryOutcome, RegistrationForSend, WakeSender } from './types.js';
 
 export interface TransportOptions {
   /** Total time for one UnifiedPush request (10 s: an attacker-chosen endpoint must not hold a send). */

@@ -3,7 +3,7 @@
  * dead tokens returned as data, temporary failures carrying a retry delay). The send activity
  * maps the outcome to the registration's fate; retries belong to Temporal's retry policy.
  */
-import type { TransportName, WakePriority } from '../domain.js';
+import type { DeferralHold, TransportName, WakePriority } from '../../domain/vocabulary.js';
 
 /** A registration as the transports need it. Secrets: never log, never return to a workflow. */
 export interface RegistrationForSend {
@@ -29,14 +29,6 @@ export interface RegistrationForSend {
  * Whether it counts toward the ten is decided by the outage detector (outage-detector.ts).
  */
 export type FailureBlame = 'endpoint' | 'network' | 'token-endpoint' | 'internal';
-
-/**
- * Why a wake was not delivered yet (the `cause` of a `deferred` outcome): the endpoint failed
- * (`failing`), the provider asked us to wait (`rate_limited`), or the origin is in outage and
- * the wake was held back unsent (`outage`). The registration's back-off records it
- * (`push_registrations.backoff_cause`, in the same words).
- */
-export type DeferralCause = 'failing' | 'rate_limited' | 'outage';
 
 /** Sends wakes through one provider (FCM or UnifiedPush); inside src/transports only. */
 export interface PushSender {
@@ -65,7 +57,7 @@ export type DeliveryOutcome =
   | Settled
   | {
       readonly kind: 'deferred';
-      readonly cause: DeferralCause;
+      readonly cause: DeferralHold;
       readonly reason: string;
       readonly until?: number;
       readonly counts: boolean;

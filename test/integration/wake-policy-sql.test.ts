@@ -1,5 +1,5 @@
 /**
- * The claim's SQL decides the wake policy inside one conditional UPDATE; workflows/wake-policy.ts
+ * The claim's SQL decides the wake policy inside one conditional UPDATE; domain/wake-policy.ts
  * states it. Here they are held equal: generated gates — every column the rule reads, times
  * on and around each boundary — are written to PostgreSQL, claimed by the real activity, and
  * the outcome compared with `wakeVerdict` on the same gate. A rule changed in one place and
@@ -10,8 +10,8 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRegistrationActivities } from '../../activities/registration.js';
-import { createLogger } from '../../src/log.js';
-import { budgetSpent, budgeted, wakeVerdict, type DeviceGate, type WakePolicy } from '../../workflows/wake-policy.js';
+import { createLogger } from '../../src/observability/log.js';
+import { budgetSpent, budgeted, wakeVerdict, type DeviceGate, type WakePolicy } from '../../domain/wake-policy.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 
 const now = Date.parse('2026-12-04T12:00:00.000Z');

@@ -6,7 +6,7 @@
  */
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { workflowsSourcePath } from '../../temporal/worker.js';
+import { workflowsSourcePath } from '../../src/worker/temporal-worker.js';
 import { minIntervalMs, rewakeAfterMs, WorkflowHarness } from '../support/workflow-harness.js';
 
 let h: WorkflowHarness;
