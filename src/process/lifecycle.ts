@@ -11,7 +11,6 @@
  * Once a service has started, every line this module writes goes through the service's
  * logger (JSON); so do Node's process warnings, which Node would otherwise print as text.
  */
-import { ConfigError } from '../config/index.js';
 import type { Logger } from '../observability/log.js';
 import { StartupError } from './startup-error.js';
 
@@ -51,11 +50,9 @@ export function runService(name: string, start: () => Promise<RunningService>, o
     },
     (error: unknown) => {
       process.stderr.write(
-        error instanceof ConfigError
-          ? `${error.message}\n`
-          : error instanceof StartupError
-            ? `${name}: ${error.message}\n`
-            : `${name}: failed to start: ${errorText(error)}\n`,
+        error instanceof StartupError
+          ? `${error.namesItsSource ? '' : `${name}: `}${error.message}\n`
+          : `${name}: failed to start: ${errorText(error)}\n`,
       );
       process.exit(1);
     },

@@ -5,4 +5,6 @@
  */
 export class StartupError extends Error {
   override name = 'StartupError';
+  /** The message names its own source (`config: …`): printed as it is, not after the process's name. */
+  readonly namesItsSource: boolean = false;
 }
