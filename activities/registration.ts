@@ -16,11 +16,11 @@ import type { Logger } from '../src/observability/log.js';
 import { providerAnswer, type DeliveryOutcome, type RegistrationForSend, type WakeSender } from '../src/transports/types.js';
 import {
   budgeted,
-  gateOf,
+  snapshotOf,
   hasWork,
   wakeVerdict,
-  type DeliveryControl,
-  type DeviceGate,
+  type WakeHolds,
+  type DeviceSnapshot,
   type HeldBack,
   type Intervals,
   type WakePolicy,
@@ -68,7 +68,7 @@ export type ClaimResult =
       readonly priority: WakePriority;
       readonly transport: TransportName;
       readonly intervals: Intervals;
-      readonly control?: DeliveryControl;
+      readonly control?: WakeHolds;
       /** The wake escalates an outstanding normal wake (a DM arrived behind it). */
       readonly escalation?: true;
       /**
@@ -92,7 +92,7 @@ export type ClaimResult =
       readonly readyAt?: number | null;
       /** Why a wake that was otherwise due was not claimed. */
       readonly heldBack?: HeldBack;
-      readonly control?: DeliveryControl;
+      readonly control?: WakeHolds;
     };
 
 export interface SendInput {
@@ -235,9 +235,9 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
         FROM judged j LEFT JOIN claimed ON claimed.id = j.id`);
     });
     if (row === null) return { status: 'gone' };
-    const gate = deviceGate(row, input.wokenAt);
-    const verdict = wakeVerdict(policy, gate, input.now);
-    const control = deliveryControl(row, input.now);
+    const snapshot = snapshotForClaim(row, input.wokenAt);
+    const verdict = wakeVerdict(policy, snapshot, input.now);
+    const control = wakeHoldsOf(row, input.now);
     const common = {
       registrationId: row.id,
       transport: row.transport,
@@ -263,21 +263,21 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
       ...common,
       // An outstanding wake is sent again (a claim whose task was lost) with the priority it was claimed with.
       priority: row.wake_outstanding ? (row.last_wake_priority ?? 'high') : verdict.priority,
-      observed: { outstanding: row.wake_outstanding, hasPending: hasWork(gate), lastWokenAt: row.last_woken_at?.getTime() ?? null },
+      observed: { outstanding: row.wake_outstanding, hasPending: hasWork(snapshot), lastWokenAt: row.last_woken_at?.getTime() ?? null },
       readyAt: verdict.readyAt,
       ...(verdict.heldBack === undefined ? {} : { heldBack: verdict.heldBack }),
     };
   }
 
   /** The claim's row as the wake policy reads it (before its own UPDATE). */
-  function deviceGate(row: z.infer<typeof claimRow>, wokenAt: number | undefined): DeviceGate {
-    const gate = gateOf(row);
+  function snapshotForClaim(row: z.infer<typeof claimRow>, wokenAt: number | undefined): DeviceSnapshot {
+    const snapshot = snapshotOf(row);
     // As SQL's greatest(): the later of the two times, ignoring a missing one.
-    const times = [gate.lastWokenAt ?? undefined, wokenAt].filter((t): t is number => t !== undefined);
-    return { ...gate, lastWokenAt: times.length === 0 ? null : Math.max(...times) };
+    const times = [snapshot.lastWokenAt ?? undefined, wokenAt].filter((t): t is number => t !== undefined);
+    return { ...snapshot, lastWokenAt: times.length === 0 ? null : Math.max(...times) };
   }
 
-  function deliveryControl(row: z.infer<typeof claimRow>, now: number): DeliveryControl | undefined {
+  function wakeHoldsOf(row: z.infer<typeof claimRow>, now: number): WakeHolds | undefined {
     const isBudgeted = budgeted(policy, row.transport);
     const budget = isBudgeted ? { budget: { ...fcmBudget, tat: row.fcm_budget_tat?.getTime() ?? null } } : {};
     const until = row.backoff_until?.getTime();
@@ -327,7 +327,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
     );
     // Cancelled (its attempt timed out, the worker shuts down): Temporal runs the next attempt
     // or none; this one writes nothing, so that two attempts never record at once.
-    if (signal?.aborted === true) throw new CancelledFailure('send cancelled: nothing recorded');
+    if (outcome.kind === 'cancelled' || signal?.aborted === true) throw new CancelledFailure('send cancelled: nothing recorded');
     const cause = outcome.kind === 'deferred' ? recordedCause(outcome) : '';
     wakes.inc({ transport: registration.transport, priority: input.priority, outcome: outcome.kind, cause });
     const ids = { registrationId: row.id, userId: input.userId, deviceId: input.deviceId, transport: row.transport };

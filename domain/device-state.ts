@@ -10,7 +10,7 @@
  */
 import type { TransportName } from './vocabulary.js';
 import type { BudgetView, CarriedState, RegistrationStateView, TimerReason } from './registration-state.js';
-import { budgetLeft, intervalEndsAt, rewakeAt, type DeliveryControl, type HeldBack, type Intervals } from './wake-policy.js';
+import { budgetLeft, intervalEndsAt, rewakeAt, type WakeHolds, type HeldBack, type Intervals } from './wake-policy.js';
 
 /** What the claim activity reports when it did not claim. */
 export interface ObservedState {
@@ -24,35 +24,45 @@ export interface NextCheck {
   readonly reason: TimerReason | 'now';
 }
 
-/** Behaviours that came with later workflow code: a run begun before them keeps the old plan (`patched()`). */
-export interface PlanPatches {
+/**
+ * What this run does, by behaviour. Each came with later workflow code behind a patch, and a run
+ * begun before it keeps the old behaviour until it continues as new (its history must replay):
+ * the workflow reads the run's patch markers once, at its start (workflows/registration.ts
+ * `behavioursOfRun`), and a new run has every one.
+ */
+export interface RunBehaviours {
   /**
-   * A `pending` signal while a wake is believed outstanding asks PostgreSQL once, as soon as
-   * the interval allows (a lost `drained` must not hold the message for the re-wake); a
-   * `pending` signal forgets a held-back answer; a late delivery counts as a wake of its time.
+   * A `pending` signal while a wake is believed outstanding asks PostgreSQL once, as soon as the
+   * interval allows (a lost `drained` must not hold the message for the re-wake); a `pending`
+   * signal forgets a held-back answer; a late delivery counts as a wake of its time.
    */
-  readonly deliveryControl: boolean;
+  readonly signalAsksAtInterval: boolean;
+  /** A claim that says an outstanding normal wake can be escalated (a DM behind it) is looked at then, not at the re-wake. */
+  readonly escalates: boolean;
+  /** A `registered` signal forgets a back-off: a new token or endpoint starts without the old one's. */
+  readonly registrationEndsBackoff: boolean;
   /**
-   * The middle plan (runs begun by workers between it and the lean plan): a claim that says an
-   * outstanding normal wake can be escalated is looked at then. The lean plan includes it.
+   * Drains are learned from claims: a `drained` signal is ignored (one that arrives late can no
+   * longer cancel a newer wake's re-wake), and a wake believed outstanding is looked at when a
+   * signal brings new rows, or at its re-wake.
    */
-  readonly escalation?: boolean;
-  /** The middle plan: a `registered` signal forgets a back-off. The lean plan includes it. */
-  readonly registrationEndsBackoff?: boolean;
+  readonly drainsLearnedFromClaims: boolean;
   /**
-   * The lean plan:
-   * - a claim that says an outstanding normal wake can be escalated (a DM behind it) is looked
-   *   at then, not at the re-wake;
-   * - a `registered` signal forgets a back-off: a new token or endpoint starts without the old one's;
-   * - drains are learned from claims: a `drained` signal is ignored (one that arrives late can
-   *   no longer cancel a newer wake's re-wake), and a wake believed outstanding is looked at
-   *   when a signal brings new rows — as before — or at its re-wake;
-   * - the re-wake is one long-lived alarm, armed when none is and re-armed only when it fires
-   *   before the re-wake it stands for; looks at the interval, a back-off or the budget get
-   *   short timers of their own. A busy device's cycles then start no re-wake timer each.
+   * The re-wake is one long-lived alarm, armed when none is and re-armed only when it fires
+   * before the re-wake it stands for; looks at the interval, a back-off or the budget get short
+   * timers of their own. A busy device's cycles then start no re-wake timer each.
    */
-  readonly leanPlan?: boolean;
+  readonly rewakeAlarm: boolean;
 }
+
+/** Every behaviour: a run begun by today's workflow. */
+export const currentBehaviours: RunBehaviours = {
+  signalAsksAtInterval: true,
+  escalates: true,
+  registrationEndsBackoff: true,
+  drainsLearnedFromClaims: true,
+  rewakeAlarm: true,
+};
 
 /** Which timer serves a planned look: the long-lived re-wake alarm, or a timer of its own. */
 export type TimerKind = 'alarm' | 'timer';
@@ -61,54 +71,54 @@ export class DeviceState {
   private transport: TransportName;
   /** A wake was sent and the device has not drained since (as far as we know). */
   private outstanding: boolean;
-  private lastWakeAt: number | null;
+  private lastWokenAt: number | null;
   /** Pending rows existed at the last look (only matters while outstanding: re-wake). */
   private pendingSeen: boolean;
   /** A signal said new pending rows may exist: check once the interval allows. */
   private checkRequested: boolean;
   /** Check existence now: the registration may have been deleted (or a send found it dead). */
-  private existenceCheckRequested = false;
+  private deletionCheckRequested = false;
   /** Set by a `registered` signal: the registration exists (again), whatever a claim saw. */
   private registered = false;
-  private readonly patches: PlanPatches;
+  private readonly behaviours: RunBehaviours;
   private wakes = 0;
   private intervals: Intervals | undefined;
   /** When the last claim's wake went out, if long after the claim (see `onDelivered`). */
-  private wokenAtDelivery: number | undefined;
-  private control: DeliveryControl | undefined;
+  private deliveredLateAt: number | undefined;
+  private control: WakeHolds | undefined;
   /** No claim before this time: the claim said when it could succeed (budget, back-off), or a second against spinning. */
   private notBefore = 0;
   private notBeforeReason: TimerReason = 'interval';
   /** The last look said the outstanding wake can be escalated at this time (before its re-wake). */
   private escalation: { readonly at: number; readonly reason: TimerReason } | undefined;
-  /** When the re-wake alarm fires, while one is armed (lean plan). */
+  /** When the re-wake alarm fires, while one is armed (`rewakeAlarm`). */
   private alarmAt: number | undefined;
 
-  constructor(transport: TransportName, carried: CarriedState | undefined, patches: PlanPatches) {
+  constructor(transport: TransportName, carried: CarriedState | undefined, behaviours: RunBehaviours) {
     this.transport = transport;
-    this.patches = patches;
+    this.behaviours = behaviours;
     this.outstanding = carried?.outstanding ?? false;
-    this.lastWakeAt = carried?.lastWakeAt ?? null;
+    this.lastWokenAt = carried?.lastWakeAt ?? null;
     this.pendingSeen = carried?.outstanding ?? false;
     // A fresh run always looks once: it may have been started to heal a stranded device.
     this.checkRequested = carried?.checkRequested ?? true;
     this.intervals = carried?.intervals;
-    this.wokenAtDelivery = carried?.wokenAt;
+    this.deliveredLateAt = carried?.wokenAt;
   }
 
   onPending(): void {
     this.checkRequested = true;
     // New rows may change what the claim allows (a DM may spend the budget's reserve; a
     // recovered outage cleared the back-off): ask instead of waiting out the old answer.
-    if (this.patches.deliveryControl) this.notBefore = 0;
+    if (this.behaviours.signalAsksAtInterval) this.notBefore = 0;
   }
 
   onDrained(): void {
-    if (!this.patches.leanPlan) this.outstanding = false;
+    if (!this.behaviours.drainsLearnedFromClaims) this.outstanding = false;
   }
 
-  onStop(): void {
-    this.existenceCheckRequested = true;
+  onDeleted(): void {
+    this.deletionCheckRequested = true;
   }
 
   onRegistered(transport: TransportName): void {
@@ -118,7 +128,7 @@ export class DeviceState {
     // claim re-checks; the same token keeps its back-off there, and the claim says so).
     this.outstanding = false;
     this.checkRequested = true;
-    if (this.patches.leanPlan === true || this.patches.registrationEndsBackoff === true) this.notBefore = 0;
+    if (this.behaviours.registrationEndsBackoff) this.notBefore = 0;
   }
 
   /** Wakes claimed in this run (the workflow continues as new after enough of them). */
@@ -128,7 +138,7 @@ export class DeviceState {
 
   /** When the last claim's wake went out, if long after the claim: the claim counts from it. */
   get wokenAt(): number | undefined {
-    return this.wokenAtDelivery;
+    return this.deliveredLateAt;
   }
 
   /** Re-registered since the last claim began: a claim that found no registration looks again. */
@@ -138,14 +148,14 @@ export class DeviceState {
 
   /** The workflow is about to look at PostgreSQL: that look answers every request made so far. */
   onClaimStarted(): void {
-    this.existenceCheckRequested = false;
+    this.deletionCheckRequested = false;
     this.checkRequested = false;
     this.registered = false;
     this.escalation = undefined;
   }
 
   /** What every claim answer carries: the intervals and controls in force, the registration's transport. */
-  onClaimAnswered(answer: { readonly intervals: Intervals; readonly control?: DeliveryControl; readonly transport: TransportName }): void {
+  onClaimAnswered(answer: { readonly intervals: Intervals; readonly control?: WakeHolds; readonly transport: TransportName }): void {
     this.intervals = answer.intervals;
     this.control = answer.control;
     this.transport = answer.transport;
@@ -153,8 +163,8 @@ export class DeviceState {
 
   onClaimed(now: number): void {
     this.outstanding = true;
-    this.lastWakeAt = now;
-    this.wokenAtDelivery = undefined;
+    this.lastWokenAt = now;
+    this.deliveredLateAt = undefined;
     this.pendingSeen = true;
     this.wakes += 1;
     this.notBefore = 0;
@@ -163,12 +173,12 @@ export class DeviceState {
   /**
    * The claim's wake went out at `at`. Long after the claim (a send retried for minutes while
    * our configuration was broken) it is a wake of `at`: the interval and the re-wake count from
-   * it — here and, through the claim's `wokenAt`, in PostgreSQL's eyes — while `lastWakeAt`
+   * it — here and, through the claim's `wokenAt`, in PostgreSQL's eyes — while `lastWokenAt`
    * stays the claim's time, which is what PostgreSQL holds.
    */
   onDelivered(at: number): void {
-    if (!this.patches.deliveryControl || this.lastWakeAt === null || this.intervals === undefined) return;
-    if (at - this.lastWakeAt > this.intervals.minIntervalMs) this.wokenAtDelivery = at;
+    if (!this.behaviours.signalAsksAtInterval || this.lastWokenAt === null || this.intervals === undefined) return;
+    if (at - this.lastWokenAt > this.intervals.minIntervalMs) this.deliveredLateAt = at;
   }
 
   /** The send did not go through: the claim was released with a back-off until `until`. */
@@ -192,10 +202,10 @@ export class DeviceState {
    * timer to arm.
    */
   onObserved(observed: ObservedState, now: number, readyAt?: number | null, heldBack?: HeldBack): boolean {
-    const unrecordedClaim = observed.outstanding && observed.lastWokenAt !== null && observed.lastWokenAt !== this.lastWakeAt;
-    if (observed.lastWokenAt !== this.lastWakeAt) this.wokenAtDelivery = undefined;
+    const unrecordedClaim = observed.outstanding && observed.lastWokenAt !== null && observed.lastWokenAt !== this.lastWokenAt;
+    if (observed.lastWokenAt !== this.lastWokenAt) this.deliveredLateAt = undefined;
     this.outstanding = observed.outstanding;
-    this.lastWakeAt = observed.lastWokenAt;
+    this.lastWokenAt = observed.lastWokenAt;
     this.pendingSeen = observed.hasPending;
     if (!observed.hasPending) return unrecordedClaim;
     this.noteEscalation(observed, readyAt, heldBack);
@@ -214,9 +224,9 @@ export class DeviceState {
     return unrecordedClaim;
   }
 
-  /** Whether this run's plan escalates (the middle plan and the lean plan). */
+  /** Whether this run escalates an outstanding normal wake for a DM (`escalates`). */
   private get escalates(): boolean {
-    return this.patches.leanPlan === true || this.patches.escalation === true;
+    return this.behaviours.escalates;
   }
 
   /** An outstanding wake the claim says can be escalated before its re-wake: look then. */
@@ -227,12 +237,12 @@ export class DeviceState {
 
   /** The last wake as the interval and the re-wake count it: its delivery, when that came long after its claim. */
   private effectiveLastWake(): number | null {
-    return this.lastWakeAt === null ? null : Math.max(this.lastWakeAt, this.wokenAtDelivery ?? this.lastWakeAt);
+    return this.lastWokenAt === null ? null : Math.max(this.lastWokenAt, this.deliveredLateAt ?? this.lastWokenAt);
   }
 
-  /** Which timer waits for `next`: the re-wake alarm serves re-wakes in the lean plan. */
+  /** Which timer waits for `next`: the re-wake alarm serves re-wakes (`rewakeAlarm`). */
   timerFor(next: NextCheck): TimerKind {
-    return this.patches.leanPlan && next.reason === 'rewake' ? 'alarm' : 'timer';
+    return this.behaviours.rewakeAlarm && next.reason === 'rewake' ? 'alarm' : 'timer';
   }
 
   /** An alarm to arm for `next`, if the one armed (if any) would fire after it: none is armed, or it is later. */
@@ -258,19 +268,20 @@ export class DeviceState {
    *   claim said (budget, back-off), allow.
    */
   nextCheck(now: number): NextCheck | undefined {
-    if (this.existenceCheckRequested) return { at: now, reason: 'now' };
+    if (this.deletionCheckRequested) return { at: now, reason: 'now' };
     if (this.intervals === undefined) return this.checkRequested ? { at: now, reason: 'now' } : undefined;
     const intervals = this.intervals;
     const lastWake = this.effectiveLastWake();
     if (this.outstanding) {
-      if (this.patches.deliveryControl && this.checkRequested) return this.notSooner(now, intervalEndsAt(intervals, lastWake, now), 'interval');
+      if (this.behaviours.signalAsksAtInterval && this.checkRequested)
+        return this.notSooner(now, intervalEndsAt(intervals, lastWake, now), 'interval');
       if (this.escalation !== undefined) return this.escalation.at > now ? this.escalation : { at: now, reason: 'now' };
       if (!this.pendingSeen && !this.checkRequested) return undefined;
       const rewake = rewakeAt(intervals, lastWake, now);
       return this.notBefore > rewake ? { at: this.notBefore, reason: this.notBeforeReason } : { at: rewake, reason: 'rewake' };
     }
     if (!this.checkRequested) return undefined;
-    return this.notSooner(now, intervalEndsAt(intervals, this.lastWakeAt, now), 'interval');
+    return this.notSooner(now, intervalEndsAt(intervals, this.lastWokenAt, now), 'interval');
   }
 
   private notSooner(now: number, allowed: number, reason: TimerReason): NextCheck {
@@ -281,10 +292,10 @@ export class DeviceState {
   carried(): CarriedState {
     return {
       outstanding: this.outstanding,
-      lastWakeAt: this.lastWakeAt,
-      checkRequested: this.checkRequested || this.existenceCheckRequested,
+      lastWakeAt: this.lastWokenAt,
+      checkRequested: this.checkRequested || this.deletionCheckRequested,
       intervals: this.intervals,
-      ...(this.wokenAtDelivery === undefined ? {} : { wokenAt: this.wokenAtDelivery }),
+      ...(this.deliveredLateAt === undefined ? {} : { wokenAt: this.deliveredLateAt }),
     };
   }
 
@@ -295,7 +306,7 @@ export class DeviceState {
       deviceId,
       transport: this.transport,
       outstanding: this.outstanding,
-      lastWakeAt: this.lastWakeAt === null ? null : new Date(this.lastWakeAt).toISOString(),
+      lastWokenAt: this.lastWokenAt === null ? null : new Date(this.lastWokenAt).toISOString(),
       nextTimer: next === undefined || next.reason === 'now' ? null : { at: new Date(next.at).toISOString(), reason: next.reason },
       rewakeAlarm: this.alarmAt === undefined ? null : new Date(this.alarmAt).toISOString(),
       wakesThisRun: this.wakes,
@@ -325,7 +336,7 @@ export class DeviceState {
   /** One line for the Temporal Web UI. */
   details(now: number): string {
     const next = this.nextCheck(now);
-    const last = this.lastWakeAt === null ? 'never woken' : `last wake ${new Date(this.lastWakeAt).toISOString()}`;
+    const last = this.lastWokenAt === null ? 'never woken' : `last wake ${new Date(this.lastWokenAt).toISOString()}`;
     const wakes = `${this.wakes} wake(s) this run`;
     if (next === undefined) return `${this.transport}: idle, no timer (${last}; ${wakes})`;
     const when = new Date(next.at).toISOString();

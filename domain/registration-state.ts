@@ -9,7 +9,10 @@ import type { TransportName } from './vocabulary.js';
 
 export interface CarriedState {
   readonly outstanding: boolean;
-  /** Workflow time (ms since epoch) of the last wake, or null. */
+  /**
+   * Workflow time (ms since epoch) of the last wake, or null: the device's last woken at (on the
+   * wire under its first name, which recorded histories hold).
+   */
   readonly lastWakeAt: number | null;
   /** A signal said there may be new pending rows, not yet checked. */
   readonly checkRequested: boolean;
@@ -42,11 +45,11 @@ export interface RegistrationStateView {
   readonly transport: TransportName;
   readonly outstanding: boolean;
   /** RFC 3339, or null if never woken in this workflow's memory. */
-  readonly lastWakeAt: string | null;
+  readonly lastWokenAt: string | null;
   /** The next look and why; null when idle or looking now. */
   readonly nextTimer: { readonly at: string; readonly reason: TimerReason } | null;
   /**
-   * The re-wake alarm, while armed (lean plan): it may fire before the re-wake it stands for
+   * The re-wake alarm, while armed: it may fire before the re-wake it stands for
    * (an earlier wake's), and is then armed again for the later one.
    */
   readonly rewakeAlarm?: string | null;

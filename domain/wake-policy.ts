@@ -37,7 +37,7 @@
  *
  * The claim (activities/registration.ts) decides the same rule inside one conditional UPDATE,
  * so that two replicas can never both claim; test/integration/wake-policy-sql.test.ts holds
- * that SQL equal to `wakeVerdict` on generated gates.
+ * that SQL equal to `wakeVerdict` on generated snapshots.
  */
 import type { TransportName, WakePriority } from './vocabulary.js';
 
@@ -63,13 +63,13 @@ export interface WakePolicy extends Intervals {
  * What holds a device's wakes back besides coalescing, as a look at PostgreSQL saw it: the FCM
  * budget (FCM registrations with a budget) and a back-off in force.
  */
-export interface DeliveryControl {
+export interface WakeHolds {
   readonly budget?: FcmBudget & { readonly tat: number | null };
   readonly backoff?: { readonly until: number; readonly reason: string | null };
 }
 
 /** One device's registration and pending rows as PostgreSQL holds them at one moment (times in ms). */
-export interface DeviceGate {
+export interface DeviceSnapshot {
   readonly transport: TransportName;
   /** A wake was sent and the device has not drained since. */
   readonly outstanding: boolean;
@@ -107,13 +107,13 @@ export interface WakeVerdict {
 }
 
 /** The priority a wake of this device carries: high for a DM, or a test wake. */
-export function wakePriority(gate: Pick<DeviceGate, 'dmPending' | 'testWake'>): WakePriority {
-  return gate.dmPending || gate.testWake ? 'high' : 'normal';
+export function wakePriority(snapshot: Pick<DeviceSnapshot, 'dmPending' | 'testWake'>): WakePriority {
+  return snapshot.dmPending || snapshot.testWake ? 'high' : 'normal';
 }
 
 /** Something to wake the device for: pending rows, or a test wake. */
-export function hasWork(gate: Pick<DeviceGate, 'hasPending' | 'testWake'>): boolean {
-  return gate.hasPending || gate.testWake;
+export function hasWork(snapshot: Pick<DeviceSnapshot, 'hasPending' | 'testWake'>): boolean {
+  return snapshot.hasPending || snapshot.testWake;
 }
 
 /** The earliest time the minimum interval allows the next wake (now, if never woken). */
@@ -127,8 +127,8 @@ export function rewakeAt(policy: Intervals, lastWokenAt: number | null, now: num
 }
 
 /** An outstanding normal wake with a DM now pending: the one upward step allowed. */
-export function canEscalate(gate: Pick<DeviceGate, 'outstanding' | 'lastWakePriority' | 'dmPending'>): boolean {
-  return gate.outstanding && gate.lastWakePriority === 'normal' && gate.dmPending;
+export function canEscalate(snapshot: Pick<DeviceSnapshot, 'outstanding' | 'lastWakePriority' | 'dmPending'>): boolean {
+  return snapshot.outstanding && snapshot.lastWakePriority === 'normal' && snapshot.dmPending;
 }
 
 /** Whether the device's wakes are under the FCM budget. */
@@ -158,16 +158,16 @@ export function budgetSpent(budget: FcmBudget, tat: number | null, now: number):
 }
 
 /** The rule: may a wake be claimed at `now`, at which priority, and if not, from when. */
-export function wakeVerdict(policy: WakePolicy, gate: DeviceGate, now: number): WakeVerdict {
-  const priority = wakePriority(gate);
-  const escalation = canEscalate(gate);
-  if (!hasWork(gate)) return { due: false, priority, escalation: false, readyAt: null };
+export function wakeVerdict(policy: WakePolicy, snapshot: DeviceSnapshot, now: number): WakeVerdict {
+  const priority = wakePriority(snapshot);
+  const escalation = canEscalate(snapshot);
+  if (!hasWork(snapshot)) return { due: false, priority, escalation: false, readyAt: null };
   const coalescingAt = Math.max(
-    intervalEndsAt(policy, gate.lastWokenAt, now),
-    gate.outstanding && !escalation && !gate.testWake ? rewakeAt(policy, gate.lastWokenAt, now) : now,
+    intervalEndsAt(policy, snapshot.lastWokenAt, now),
+    snapshot.outstanding && !escalation && !snapshot.testWake ? rewakeAt(policy, snapshot.lastWokenAt, now) : now,
   );
-  const backoffAt = gate.backoffUntil ?? now;
-  const budgetAt = budgeted(policy, gate.transport) ? budgetReadyAt(policy.fcmBudget, gate.budgetTat, now, priority) : now;
+  const backoffAt = snapshot.backoffUntil ?? now;
+  const budgetAt = budgeted(policy, snapshot.transport) ? budgetReadyAt(policy.fcmBudget, snapshot.budgetTat, now, priority) : now;
   const readyAt = Math.max(now, coalescingAt, backoffAt, budgetAt);
   if (readyAt <= now) return { due: true, priority, escalation, readyAt: null };
   const heldBack: HeldBack | undefined = coalescingAt > now ? undefined : backoffAt > now ? 'backoff' : 'budget';
@@ -175,15 +175,19 @@ export function wakeVerdict(policy: WakePolicy, gate: DeviceGate, now: number): 
 }
 
 /** What the device's owner may be told of why its wakes wait, if they do (the `delivery` of `GET /api/push/registration`). */
-export function heldBackUntil(policy: WakePolicy, gate: DeviceGate, now: number): { readonly reason: HeldBack; readonly until: number } | null {
-  if (gate.backoffUntil !== null && gate.backoffUntil > now) return { reason: 'backoff', until: gate.backoffUntil };
-  if (!budgeted(policy, gate.transport) || !hasWork(gate)) return null;
-  const until = budgetReadyAt(policy.fcmBudget, gate.budgetTat, now, wakePriority(gate));
+export function heldBackUntil(
+  policy: WakePolicy,
+  snapshot: DeviceSnapshot,
+  now: number,
+): { readonly reason: HeldBack; readonly until: number } | null {
+  if (snapshot.backoffUntil !== null && snapshot.backoffUntil > now) return { reason: 'backoff', until: snapshot.backoffUntil };
+  if (!budgeted(policy, snapshot.transport) || !hasWork(snapshot)) return null;
+  const until = budgetReadyAt(policy.fcmBudget, snapshot.budgetTat, now, wakePriority(snapshot));
   return until > now ? { reason: 'budget', until } : null;
 }
 
 /** A registration row as every reader of `push_registrations` selects it (snake case, as PostgreSQL names the columns). */
-export interface StoredGate {
+export interface SnapshotRow {
   readonly transport: TransportName;
   readonly wake_outstanding: boolean;
   readonly last_wake_priority: WakePriority | null;
@@ -195,8 +199,8 @@ export interface StoredGate {
   readonly test_wake_pending: boolean;
 }
 
-/** The gate a stored registration row describes. */
-export function gateOf(row: StoredGate): DeviceGate {
+/** The snapshot a stored registration row describes. */
+export function snapshotOf(row: SnapshotRow): DeviceSnapshot {
   return {
     transport: row.transport,
     outstanding: row.wake_outstanding,

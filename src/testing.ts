@@ -35,7 +35,7 @@ export { devicesToSignal, namingChunk } from './bridge/signal-pending.js';
 
 // The transports, and the worker's loops around them.
 export { createSenders, createTransports, type Transports } from './transports/index.js';
-export { startTransportHealth, type TransportHealth } from './worker/outage-coordinator.js';
+export { startOutageCoordinator, type OutageCoordinator } from './worker/outage-coordinator.js';
 export { clearOutageBackoffs, recoveryPage } from './worker/outage-recovery.js';
 
 // Temporal: the worker and its activities, connections, names, the registration workflow's messages.

@@ -23,8 +23,11 @@ export interface RegistrationWorkflowInput {
 export const pendingSignal = defineSignal('pending');
 /** The device drained (api, after its transaction committed). */
 export const drainedSignal = defineSignal('drained');
-/** The registration was deleted: check, and end if it is gone. */
-export const stopSignal = defineSignal('stop');
+/**
+ * The registration was deleted: check, and end if it is gone. On the wire it is `stop`, its
+ * first name: recorded histories hold it, so the name stays.
+ */
+export const deletedSignal = defineSignal('stop');
 /** The registration was (re-)created or changed transport (api `PUT`). */
 export const registeredSignal = defineSignal<[{ readonly transport: TransportName }]>('registered');
 

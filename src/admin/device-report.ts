@@ -10,7 +10,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../db/pool.js';
-import { budgeted, budgetLeft, gateOf, wakeVerdict, type WakePolicy, type WakeVerdict } from '../../domain/wake-policy.js';
+import { budgeted, budgetLeft, snapshotOf, wakeVerdict, type WakePolicy, type WakeVerdict } from '../../domain/wake-policy.js';
 import { registrationWorkflowId } from '../../temporal/names.js';
 import { stateQuery } from '../../temporal/registration-messages.js';
 import type { RegistrationStateView } from '../../domain/registration-state.js';
@@ -130,17 +130,17 @@ export function deliverySummary(
   policy: WakePolicy,
   now: number,
 ): DeliverySummary {
-  const gate = gateOf({ ...registration, has_pending: pending.length > 0, dm_pending: pending.some((row) => row.is_dm) });
+  const snapshot = snapshotOf({ ...registration, has_pending: pending.length > 0, dm_pending: pending.some((row) => row.is_dm) });
   const budget = policy.fcmBudget;
   const until = registration.backoff_until;
   return {
-    next: wakeVerdict(policy, gate, now),
-    budget: !budgeted(policy, gate.transport)
+    next: wakeVerdict(policy, snapshot, now),
+    budget: !budgeted(policy, snapshot.transport)
       ? null
       : {
           burst: budget.burst,
-          left: budgetLeft(budget, gate.budgetTat, now, 'high'),
-          leftForServerChannels: budgetLeft(budget, gate.budgetTat, now, 'normal'),
+          left: budgetLeft(budget, snapshot.budgetTat, now, 'high'),
+          leftForServerChannels: budgetLeft(budget, snapshot.budgetTat, now, 'normal'),
           refillMs: budget.refillMs,
           dmReserve: budget.dmReserve,
         },

@@ -62,7 +62,7 @@ export function formatDeviceReport(report: DeviceReport): string[] {
     const budget = s.budget ? `; FCM budget ${s.budget.left}/${s.budget.burst}` : '';
     const backoff = s.backoff ? `; backing off until ${s.backoff.until}` : '';
     lines.push(
-      `  state          ${s.transport}; outstanding ${s.outstanding}; last wake ${s.lastWakeAt ?? 'never'}; ${next}; ${s.wakesThisRun} wake(s) this run${budget}${backoff}`,
+      `  state          ${s.transport}; outstanding ${s.outstanding}; last wake ${s.lastWokenAt ?? 'never'}; ${next}; ${s.wakesThisRun} wake(s) this run${budget}${backoff}`,
     );
   } else if (w.stateError !== undefined) lines.push(`  state          unavailable: ${w.stateError}`);
   if (w.webUiUrl !== undefined) lines.push(`  Web UI         ${w.webUiUrl}`);

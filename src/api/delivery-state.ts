@@ -7,9 +7,9 @@
  * read from the same columns the claim reads; only the caller's own registration is ever shown.
  */
 import type { BackoffHold, Hold } from '../../domain/vocabulary.js';
-import { gateOf, heldBackUntil, type StoredGate, type WakePolicy } from '../../domain/wake-policy.js';
+import { snapshotOf, heldBackUntil, type SnapshotRow, type WakePolicy } from '../../domain/wake-policy.js';
 
-export interface DeliveryRow extends StoredGate {
+export interface DeliveryRow extends SnapshotRow {
   readonly backoff_cause: BackoffHold | null;
   readonly failures: number;
   /** When a provider last accepted a wake (`last_woken_at` is the claim's time: wake-policy.ts). */
@@ -34,7 +34,7 @@ export interface DeliveryJson {
 }
 
 export function deliveryJson(policy: WakePolicy, row: DeliveryRow, now: number): DeliveryJson {
-  const held = heldBackUntil(policy, gateOf(row), now);
+  const held = heldBackUntil(policy, snapshotOf(row), now);
   const times = { last_woken_at: row.last_delivered_at?.toISOString() ?? null, last_drained_at: row.last_drained_at?.toISOString() ?? null };
   const counts = { failures: row.failures, wakes_since_drain: row.wakes_since_drain, priority_lowered: row.priority_lowered };
   if (held === null) return { ...times, delivery: { state: 'ok', ...counts } };

@@ -117,7 +117,7 @@ export function createFcmSender(options: FcmOptions): PushSender {
 }
 
 /** What a cancelled send returns (its caller, the cancelled activity, records nothing). */
-const cancelled: ProviderAnswer = { kind: 'deferred', cause: 'failing', reason: 'FCM send cancelled', blame: 'internal' };
+const cancelled: ProviderAnswer = { kind: 'cancelled' };
 
 /** `promise`, or a rejection as soon as `signal` aborts. */
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {

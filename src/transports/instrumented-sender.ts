@@ -10,7 +10,7 @@ import { sendDuration } from './metrics.js';
 import type { ProviderAnswer, PushSender } from './types.js';
 import { errorSummary } from '../observability/error-summary.js';
 
-export function observe(transport: PushSender, log: Logger): PushSender {
+export function instrumentedSender(transport: PushSender, log: Logger): PushSender {
   return {
     name: transport.name,
     async send(registration, priority, signal) {

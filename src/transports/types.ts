@@ -72,7 +72,10 @@ type Settled =
   | { readonly kind: 'dead'; readonly reason: string }
   /** Our side is wrong (no FCM credentials, credentials refused, breaker open): neither the
    *  device's fault nor fixed by retrying soon. */
-  | { readonly kind: 'misconfigured'; readonly reason: string };
+  | { readonly kind: 'misconfigured'; readonly reason: string }
+  /** The send's own cancellation (its activity's) cut it short: whatever the provider did is
+   *  not known, and nothing is recorded of it — not against the device, not against the origin. */
+  | { readonly kind: 'cancelled' };
 
 /**
  * What a provider's answer means, as a raw sender classifies it: a `DeliveryOutcome` before
@@ -101,6 +104,7 @@ export interface WakeSender {
  * never a token, an endpoint or a key.
  */
 export function providerAnswer(transport: TransportName, outcome: DeliveryOutcome): string {
+  if (outcome.kind === 'cancelled') return 'cancelled: no answer read';
   if (outcome.kind !== 'delivered') return outcome.reason;
   const name = transport === 'fcm' ? 'FCM' : 'UnifiedPush';
   return outcome.status === undefined ? `${name}: accepted` : `${name} ${outcome.status}`;

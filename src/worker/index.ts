@@ -19,7 +19,7 @@ import { installSdkRuntime } from './sdk-runtime.js';
 import { startOpsServer } from '../process/health-server.js';
 import { createTransports } from '../transports/index.js';
 import { originTagSecret } from '../transports/origin-label.js';
-import { startTransportHealth } from './outage-coordinator.js';
+import { startOutageCoordinator } from './outage-coordinator.js';
 import { startTracing } from '../tracing/index.js';
 import { pendingRowTraces } from '../../activities/message-traces.js';
 import { endedUnlessStopped } from '../process/lifecycle.js';
@@ -59,7 +59,13 @@ export async function startWorker(config: WorkerConfig, log: Logger): Promise<Ru
     temporal: temporal.client,
     ...(tracing === undefined ? {} : { tracing, messageTraces: pendingRowTraces(pool) }),
   });
-  const health = startTransportHealth({ pool, transports, temporal: temporal.client, taskQueue, log: log.child({ component: 'transport-health' }) });
+  const health = startOutageCoordinator({
+    pool,
+    transports,
+    temporal: temporal.client,
+    taskQueue,
+    log: log.child({ component: 'outage-coordinator' }),
+  });
   let stopping = false;
   const running = worker.run();
   const watch = watchState(worker, () => stopping);

@@ -36,7 +36,7 @@ import type { Transports } from '../transports/index.js';
 import { errorSummary } from '../observability/error-summary.js';
 import { clearOutageBackoffs, releaseProbe, type HeldRow } from './outage-recovery.js';
 
-export interface TransportHealthOptions {
+export interface OutageCoordinatorOptions {
   readonly pool: DatabasePool;
   readonly transports: Pick<Transports, 'detector' | 'onOutageEnd' | 'clock' | 'configured' | 'originLabel' | 'fcmTokens'>;
   readonly temporal: Client;
@@ -52,7 +52,7 @@ export interface TransportHealthOptions {
   readonly clock?: () => number;
 }
 
-export interface TransportHealth {
+export interface OutageCoordinator {
   /** One round now (tests; the loop runs by itself). */
   round(): Promise<void>;
   stop(): Promise<void>;
@@ -70,7 +70,7 @@ const summaryRow = z.object({
   in_outage: z.boolean(),
 });
 
-export function startTransportHealth(options: TransportHealthOptions): TransportHealth {
+export function startOutageCoordinator(options: OutageCoordinatorOptions): OutageCoordinator {
   const { pool, transports, log } = options;
   const detector = transports.detector;
   const label = (key: OriginKey) => transports.originLabel(key);

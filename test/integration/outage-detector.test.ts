@@ -28,7 +28,7 @@ import type { TransportName, WakePriority } from '../../domain/vocabulary.js';
 import { createTransports, type Transports } from '../../src/transports/index.js';
 import { createOriginLabeler } from '../../src/transports/origin-label.js';
 import { createOutageDetector, originKey } from '../../src/transports/outage-detector.js';
-import { startTransportHealth } from '../../src/worker/outage-coordinator.js';
+import { startOutageCoordinator } from '../../src/worker/outage-coordinator.js';
 import { clearOutageBackoffs, recoveryPage, releaseProbe } from '../../src/worker/outage-recovery.js';
 import { createDeviceKeys, startDistributor, type FakeDistributor } from '../../simulator/distributor.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
@@ -308,7 +308,7 @@ describe('the end of an outage and the locks of others', () => {
     let outageEnded: (key: string) => void = () => undefined;
     const connection = await Connection.connect({ address: inject('temporalAddress') });
     cleanups.push(() => connection.close());
-    const health = startTransportHealth({
+    const health = startOutageCoordinator({
       pool: db.pool,
       transports: {
         detector,

@@ -32,7 +32,7 @@ import { projectRoot } from '../../src/process/paths.js';
 import { VIEW_CHANNEL } from '../../src/permissions/flags.js';
 import { maintenanceScheduleId, registrationWorkflowId } from '../../temporal/names.js';
 import { countWedged } from '../../temporal/wedged-workflows.js';
-import { gateOf, wakeVerdict, type WakePolicy } from '../../domain/wake-policy.js';
+import { snapshotOf, wakeVerdict, type WakePolicy } from '../../domain/wake-policy.js';
 import { startFaultStack } from '../support/fault-stack.js';
 import { hostFixtures, nextId } from '../support/host-fixtures.js';
 import { preparePreviousVersion, previousVersions, type PreviousVersion } from '../support/previous-versions.js';
@@ -337,7 +337,7 @@ async function verdictOf(pool: DatabasePool, policy: WakePolicy, p: Phone, now =
            EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = r.id) AS has_pending,
            EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = r.id AND p.is_dm) AS dm_pending
     FROM push_registrations r WHERE r.user_id = ${p.userId} AND r.device_id = ${p.deviceId}`);
-  return row === null ? null : wakeVerdict(policy, gateOf(row), now);
+  return row === null ? null : wakeVerdict(policy, snapshotOf(row), now);
 }
 
 async function heldByOutage(pool: DatabasePool, phones: readonly Phone[]): Promise<number> {

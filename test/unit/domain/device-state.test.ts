@@ -6,18 +6,28 @@
  * patches, lost tasks.
  */
 import { describe, expect, it } from 'vitest';
-import { DeviceState, type NextCheck, type PlanPatches } from '../../../domain/device-state.js';
+import { currentBehaviours, DeviceState, type NextCheck, type RunBehaviours } from '../../../domain/device-state.js';
 import type { HeldBack } from '../../../domain/wake-policy.js';
 
 const intervals = { minIntervalMs: 15_000, rewakeAfterMs: 900_000 };
 const s = (seconds: number) => 1_800_000_000_000 + seconds * 1_000;
-const current: PlanPatches = { deliveryControl: true, leanPlan: true };
-/** A run begun by a worker of the middle plan (escalation and the registration's end of a back-off, not yet the lean plan). */
-const middle: PlanPatches = { deliveryControl: true, escalation: true, registrationEndsBackoff: true };
+const current: RunBehaviours = currentBehaviours;
+/** A run begun before any of the later behaviours. */
+const none: RunBehaviours = {
+  signalAsksAtInterval: false,
+  escalates: false,
+  registrationEndsBackoff: false,
+  drainsLearnedFromClaims: false,
+  rewakeAlarm: false,
+};
+/** A run begun with `delivery-control` alone. */
+const deliveryControlOnly: RunBehaviours = { ...none, signalAsksAtInterval: true };
+/** A run begun by a worker before `lean-plan` (escalation and the registration's end of a back-off, not yet drains learned from claims or the alarm). */
+const middle: RunBehaviours = { ...none, signalAsksAtInterval: true, escalates: true, registrationEndsBackoff: true };
 
 /** One thing that happens to the workflow at a moment (seconds). */
 type Step =
-  | ['pending' | 'drained' | 'stop' | 'registered', number]
+  | ['pending' | 'drained' | 'deleted' | 'registered', number]
   /** A look that claimed a wake. */
   | ['claimed', number]
   /** A look that did not claim: what it saw, and when it said a wake could be claimed. */
@@ -25,13 +35,13 @@ type Step =
   /** The send did not go through: backing off until then. */
   | ['deferred', number, until: number];
 
-function replay(steps: readonly Step[], patches: PlanPatches = current): DeviceState {
+function replay(steps: readonly Step[], patches: RunBehaviours = current): DeviceState {
   const state = new DeviceState('unifiedpush', undefined, patches);
   for (const step of steps) {
     const [event, at] = step;
     if (event === 'pending') state.onPending();
     else if (event === 'drained') state.onDrained();
-    else if (event === 'stop') state.onStop();
+    else if (event === 'deleted') state.onDeleted();
     else if (event === 'registered') state.onRegistered('unifiedpush');
     else if (event === 'deferred') state.onDeferred(s(step[2]), 'test back-off');
     else {
@@ -65,7 +75,7 @@ type Row = [
   steps: readonly Step[],
   nowSeconds: number,
   expected: { at: number; reason: NextCheck['reason'] } | undefined,
-  patches?: PlanPatches,
+  patches?: RunBehaviours,
 ];
 
 const table: Row[] = [
@@ -81,7 +91,13 @@ const table: Row[] = [
     { at: 3, reason: 'now' },
   ],
   ['after a wake, rows pending: the re-wake', wokenAt0, 1, { at: 900, reason: 'rewake' }],
-  ['after a drained wake: idle (a run begun before the lean plan)', [...wokenAt0, ['drained', 5]], 6, undefined, { deliveryControl: true }],
+  [
+    'after a drained wake: idle (a run begun before drains were learned from claims)',
+    [...wokenAt0, ['drained', 5]],
+    6,
+    undefined,
+    deliveryControlOnly,
+  ],
   [
     'a drained signal is no longer taken at its word: the re-wake stays planned (its look will see the drain)',
     [...wokenAt0, ['drained', 5]],
@@ -102,13 +118,7 @@ const table: Row[] = [
     4,
     { at: 15, reason: 'interval' },
   ],
-  [
-    'the same on a run begun before delivery control: the re-wake',
-    [...wokenAt0, ['pending', 4]],
-    4,
-    { at: 900, reason: 'rewake' },
-    { deliveryControl: false },
-  ],
+  ['the same on a run begun before delivery control: the re-wake', [...wokenAt0, ['pending', 4]], 4, { at: 900, reason: 'rewake' }, none],
   [
     'that look found the wake outstanding and only chatter: back to the re-wake',
     [...wokenAt0, ['pending', 4], ['refused', 15, { outstanding: true, hasPending: true, lastWokenAt: 0 }, 900]],
@@ -132,7 +142,7 @@ const table: Row[] = [
     [...wokenAt0, ['refused', 5, { outstanding: true, hasPending: true, lastWokenAt: 0 }, 15]],
     5,
     { at: 900, reason: 'rewake' },
-    { deliveryControl: true },
+    deliveryControlOnly,
   ],
   [
     'the escalation was claimed: the re-wake of the new wake',
@@ -167,7 +177,7 @@ const table: Row[] = [
     [...wokenAt0, ['deferred', 0, 3_600], ['registered', 30]],
     30,
     { at: 3_600, reason: 'backoff' },
-    { deliveryControl: true },
+    deliveryControlOnly,
   ],
   ['the middle plan: a drained signal is taken at its word (idle)', [...wokenAt0, ['drained', 5]], 6, undefined, middle],
   [
@@ -184,7 +194,7 @@ const table: Row[] = [
     { at: 30, reason: 'now' },
     middle,
   ],
-  ['a stop: look now (the registration may be gone)', [...wokenAt0, ['stop', 40]], 40, { at: 40, reason: 'now' }],
+  ['a deletion: look now (the registration may be gone)', [...wokenAt0, ['deleted', 40]], 40, { at: 40, reason: 'now' }],
   [
     "a claim found pending rows and no wake outstanding, yet refused (the interval not over in PostgreSQL's eyes): a second later, not at once",
     [['refused', 0, { outstanding: false, hasPending: true, lastWokenAt: null }]],
@@ -200,12 +210,12 @@ describe('DeviceState.nextCheck', () => {
   });
 });
 
-describe('the re-wake alarm (lean plan)', () => {
+describe('the re-wake alarm', () => {
   it('serves re-wakes; looks at the interval, a back-off or the budget get timers of their own', () => {
     const state = replay(wokenAt0);
     expect(state.timerFor(state.nextCheck(s(1))!)).toBe('alarm');
     expect(state.timerFor({ at: s(15), reason: 'interval' })).toBe('timer');
-    expect(replay(wokenAt0, { deliveryControl: true }).timerFor(state.nextCheck(s(1))!)).toBe('timer');
+    expect(replay(wokenAt0, deliveryControlOnly).timerFor(state.nextCheck(s(1))!)).toBe('timer');
     expect(replay(wokenAt0, middle).timerFor(state.nextCheck(s(1))!)).toBe('timer');
   });
 

@@ -1,16 +1,24 @@
 /**
- * The wake policy as a table: (gate, now) → may a wake be claimed, at which priority, and if
+ * The wake policy as a table: (snapshot, now) → may a wake be claimed, at which priority, and if
  * not, from when and why. Times are seconds after a fixed origin; the policy is the design's
  * (15 s interval, 15 min re-wake) with an FCM budget of 20, one back every 3 min, 5 for DMs.
  */
 import { describe, expect, it } from 'vitest';
-import { budgetLeft, budgetReadyAt, budgetSpent, heldBackUntil, wakeVerdict, type DeviceGate, type WakePolicy } from '../../../domain/wake-policy.js';
+import {
+  budgetLeft,
+  budgetReadyAt,
+  budgetSpent,
+  heldBackUntil,
+  wakeVerdict,
+  type DeviceSnapshot,
+  type WakePolicy,
+} from '../../../domain/wake-policy.js';
 
 const policy: WakePolicy = { minIntervalMs: 15_000, rewakeAfterMs: 900_000, fcmBudget: { burst: 20, refillMs: 180_000, dmReserve: 5 } };
 const t0 = Date.UTC(2026, 11, 4, 12, 0, 0);
 const s = (seconds: number) => t0 + seconds * 1_000;
 
-const idle: DeviceGate = {
+const idle: DeviceSnapshot = {
   transport: 'unifiedpush',
   outstanding: false,
   lastWakePriority: null,
@@ -29,7 +37,7 @@ const highOutstanding = { outstanding: true, lastWakePriority: 'high', lastWoken
 /** An FCM device whose budget is spent down to the DM reserve (15 wakes in the last moment). */
 const fcmAtReserve = { transport: 'fcm', budgetTat: s(15 * 180) } as const;
 
-type Row = [what: string, gate: Partial<DeviceGate>, nowSeconds: number, expected: Partial<ReturnType<typeof wakeVerdict>>];
+type Row = [what: string, snapshot: Partial<DeviceSnapshot>, nowSeconds: number, expected: Partial<ReturnType<typeof wakeVerdict>>];
 
 const table: Row[] = [
   ['nothing pending: no wake, nothing to wait for', {}, 10, { due: false, readyAt: null }],
@@ -117,17 +125,17 @@ const table: Row[] = [
 ];
 
 describe('wakeVerdict', () => {
-  it.each(table)('%s', (what, gate, nowSeconds, expected) => {
+  it.each(table)('%s', (what, snapshot, nowSeconds, expected) => {
     const thePolicy = what.includes('turned off') ? { ...policy, fcmBudget: { ...policy.fcmBudget, burst: 0 } } : policy;
-    const verdict = wakeVerdict(thePolicy, { ...idle, ...gate }, s(nowSeconds));
+    const verdict = wakeVerdict(thePolicy, { ...idle, ...snapshot }, s(nowSeconds));
     expect(verdict).toMatchObject(expected);
     if (expected.heldBack === undefined) expect(verdict.heldBack).toBeUndefined();
     if (verdict.due) expect(verdict.readyAt).toBeNull();
   });
 
   it('never says due before readyAt, and is due at readyAt when nothing else changes', () => {
-    for (const [, gate, nowSeconds] of table) {
-      const full = { ...idle, ...gate };
+    for (const [, snapshot, nowSeconds] of table) {
+      const full = { ...idle, ...snapshot };
       const verdict = wakeVerdict(policy, full, s(nowSeconds));
       if (verdict.due || verdict.readyAt === null) continue;
       expect(wakeVerdict(policy, full, verdict.readyAt - 1).due).toBe(false);
