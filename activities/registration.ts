@@ -288,7 +288,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
   /**
    * An unexpected error (a database failure, say) is retried by Temporal, but its message and
    * cause never reach the history: a query error carries its bound values, and here those
-   * include the push token. The send itself never throws: transports/observe.ts is the one net
+   * include the push token. The send itself never throws: src/transports/instrumented-sender.ts is the one net
    * under a transport, and this activity counts each wake once (`wakes`).
    */
   async function sendWake(input: SendInput): Promise<SendResult> {

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { projectRoot } from '../src/process/paths.js';
 import type { CloudPricing, Measured } from './model.js';
 
-export const inputsFile: string = path.join(projectRoot, 'ops', 'capacity', 'inputs.json');
+export const inputsFile: string = path.join(projectRoot, 'capacity', 'inputs.json');
 
 export interface CapacityInputs {
   readonly temporalCloudPricing: CloudPricing;

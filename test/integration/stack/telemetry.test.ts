@@ -105,6 +105,13 @@ async function phone(userId: string, deviceId: string, register: boolean) {
       body: JSON.stringify({ transport: 'unifiedpush', token: endpoint, p256dh, auth }),
     });
     expect(put.status).toBe(200);
+    // The registration's workflow is started by the bridge's signaller (the start is owed in the
+    // outbox): a phone registered before the message has its workflow running when it comes.
+    await waitFor(
+      "the registration's workflow started",
+      async () => (await db.pool.oneFirst(sql.unsafe`SELECT count(*)::int FROM push_signal_outbox`)) === 0,
+      60_000,
+    );
   } else {
     // Registered before its workflow exists (as after a restore): the message's signal starts it.
     await db.pool.query(sql.unsafe`

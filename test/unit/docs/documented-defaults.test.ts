@@ -10,9 +10,9 @@ import { describe, expect, it } from 'vitest';
 import { processes } from '../../../src/config/processes.js';
 import type { Section } from '../../../src/config/section.js';
 
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-const operations = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
-const design = readFileSync(new URL('../../docs/design.md', import.meta.url), 'utf8');
+const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+const operations = readFileSync(new URL('../../../docs/operations.md', import.meta.url), 'utf8');
+const design = readFileSync(new URL('../../../docs/design.md', import.meta.url), 'utf8');
 
 /** The lines of a markdown section, from its heading to the next heading of the same or a higher level. */
 function sectionLines(markdown: string, heading: string): string[] {

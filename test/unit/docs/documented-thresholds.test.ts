@@ -15,7 +15,7 @@ const minutes = (ms: number) => String(ms / 60_000);
 
 /** A doc's text with emphasis and line breaks taken out, so a claim matches however the prose wraps. */
 function docText(name: string): string {
-  return readFileSync(new URL(`../../docs/${name}`, import.meta.url), 'utf8')
+  return readFileSync(new URL(`../../../docs/${name}`, import.meta.url), 'utf8')
     .replace(/\*\*/g, '')
     .replace(/\s+/g, ' ');
 }
