@@ -28,7 +28,7 @@ kubernetes-schemas:
 	@deploy/kubernetes-schemas.sh
 
 # The production build (dist/: src, workflows, activities, temporal) and the tooling's
-# (dist-tools/: the dev stack, the simulator, the benchmarks, the operators' tools in ops/).
+# (dist-tools/: the dev stack, the simulator, the benchmarks, the capacity model in capacity/).
 build: install
 	@npm run -s build
 	@npm run -s build-tools

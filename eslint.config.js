@@ -46,7 +46,7 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: `^(\\.\\./){${depth + 1}${depth === 2 ? ',' : ''}}(src/(?!testing\\.js$)|workflows/|activities/|temporal/)`,
+              regex: `^(\\.\\./){${depth + 1}${depth === 2 ? ',' : ''}}(src/(?!testing\\.js$)|domain/|workflows/|activities/|temporal/)`,
               message: 'bench/ imports product code only through src/testing.ts (add what it needs there).',
             },
           ],
@@ -55,8 +55,9 @@ export default tseslint.config(
     },
   })),
   {
-    // Workflow code is replayed: it may import only the Temporal workflow API, the shared
-    // Temporal names, other workflow files, and *types* of anything else (activities, rows).
+    // Workflow code is replayed: it may import only the Temporal workflow API, the pure rules
+    // (domain/), the registration workflow's Temporal names and messages, other workflow files,
+    // and *types* of anything else (activities).
     files: ['workflows/**'],
     rules: {
       'no-restricted-imports': [
@@ -64,10 +65,11 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: '^(?!@temporalio/workflow$|@temporalio/common$|\\./[^/]+\\.js$|\\.\\./temporal/names\\.js$)',
+              regex:
+                '^(?!@temporalio/workflow$|@temporalio/common$|\\./[^/]+\\.js$|\\.\\./domain/[^/]+\\.js$|\\.\\./temporal/(names|registration-messages)\\.js$)',
               allowTypeImports: true,
               message:
-                'Workflows are deterministic: import only @temporalio/workflow, ../temporal/names.js and ./ workflow files (use `import type` for anything else).',
+                'Workflows are deterministic: import only @temporalio/workflow, ../domain/, ../temporal/names.js, ../temporal/registration-messages.js and ./ workflow files (use `import type` for anything else).',
             },
           ],
         },
@@ -79,6 +81,39 @@ export default tseslint.config(
         { name: 'setInterval', message: 'Use sleep()/condition() with durable timers.' },
         { name: 'require', message: 'No dynamic imports in workflows.' },
         { name: 'Buffer', message: 'Node built-ins are not available in the workflow sandbox.' },
+      ],
+    },
+  },
+  {
+    // The pure rules: deterministic and free of I/O, so that workflows, activities, the api,
+    // the transports and the tools can all share them. They import one another and zod only;
+    // the time comes in as an argument.
+    files: ['domain/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!zod$|\\./[^/]+\\.js$)',
+              message: 'domain/ is the bottom layer: import only ./ domain files and zod.',
+            },
+          ],
+        },
+      ],
+      'no-restricted-globals': [
+        'error',
+        { name: 'process', message: 'No process state in the pure rules.' },
+        { name: 'fetch', message: 'No I/O in the pure rules.' },
+        { name: 'setTimeout', message: 'No timers in the pure rules: they take the time as an argument.' },
+        { name: 'setInterval', message: 'No timers in the pure rules: they take the time as an argument.' },
+        { name: 'require', message: 'No dynamic imports in the pure rules.' },
+        { name: 'Buffer', message: 'No Node built-ins in the pure rules.' },
+      ],
+      'no-restricted-properties': [
+        'error',
+        { object: 'Date', property: 'now', message: 'The pure rules take the time as an argument.' },
+        { object: 'Math', property: 'random', message: 'The pure rules are deterministic.' },
       ],
     },
   },

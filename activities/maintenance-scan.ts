@@ -10,7 +10,7 @@
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../src/db/pool.js';
-import type { Logger } from '../src/log.js';
+import type { Logger } from '../src/observability/log.js';
 import { passCompleted } from './metrics.js';
 
 export type ScanName = 'no-session' | 'untouched-pending' | 'stranded' | 'orphan-workflows' | 'missing-workflows';

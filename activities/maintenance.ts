@@ -16,17 +16,18 @@
 import type { Client } from '@temporalio/client';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import type { WakePolicy } from '../workflows/wake-policy.js';
+import type { WakePolicy } from '../domain/wake-policy.js';
 import type { DatabasePool } from '../src/db/pool.js';
-import type { Logger } from '../src/log.js';
+import type { Logger } from '../src/observability/log.js';
 import { parseRegistrationWorkflowId, registrationWorkflowId } from '../temporal/names.js';
-import { settleAll } from '../src/concurrency.js';
+import { settleAll } from '../src/async/concurrency.js';
 import { signalDeleted, signalPending, startIfMissing } from '../temporal/registration-workflows.js';
 import { runSlice, type SliceInput, type SliceResult, type WindowResult } from './maintenance-scan.js';
 import { healed, missingWorkflowsStarted, orphanWorkflowsEnded, pendingRowsPruned, processedEventsPruned, prunes } from './metrics.js';
 import { listRunningRegistrations } from './workflow-list.js';
-import { transportNameSchema } from '../src/domain.js';
-import type { DeviceIdentity } from '../src/domain.js';
+import { transportNameSchema } from '../domain/vocabulary.js';
+import type { DeviceIdentity } from '../domain/vocabulary.js';
+import { processedEventRetentionMs, staleRegistrationAfterDays, untouchedPendingAfterDays } from '../domain/retention.js';
 
 export type { SliceInput, SliceResult } from './maintenance-scan.js';
 
@@ -37,11 +38,6 @@ export interface MaintenanceActivityDeps {
   readonly taskQueue: string;
   readonly policy: WakePolicy;
 }
-
-/** How long counted-event ids are kept: the stream's max age (3 days) plus a day of margin. */
-export const processedEventRetentionMs = 4 * 24 * 3_600_000;
-export const staleRegistrationAfterDays = 90;
-export const untouchedPendingAfterDays = 7;
 
 /** A window statement's answer: one row per hit, or one row of nulls when nothing hit. */
 const windowRow = z.object({

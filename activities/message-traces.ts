@@ -15,7 +15,7 @@ import { z } from 'zod';
 import type { DatabasePool } from '../src/db/pool.js';
 import type { DeliveryOutcome } from '../src/transports/types.js';
 import { contextOfTraceparent, inSpan, linkToActive, recordPastSpan, spanAttribute } from '../src/tracing/spans.js';
-import type { TransportName, WakePriority } from '../src/domain.js';
+import type { TransportName, WakePriority } from '../domain/vocabulary.js';
 
 export interface MessageTraces {
   /** The trace context the registration's pending rows name (DM first, then oldest), if any. */

@@ -1,6 +1,6 @@
 /** Metrics of what the worker does to devices. */
 import { Counter, Gauge, Histogram } from 'prom-client';
-import { registry } from '../src/metrics.js';
+import { registry } from '../src/observability/metrics.js';
 
 export const wakes = new Counter({
   name: 'push_wakes_total',

@@ -2,7 +2,7 @@
  * The registration workflow's two activities. They take ids and load everything secret
  * themselves, so a workflow history never holds a token, an endpoint or a key.
  *
- * claimWake — one conditional UPDATE decides, by the wake policy (workflows/wake-policy.ts),
+ * claimWake — one conditional UPDATE decides, by the wake policy (domain/wake-policy.ts),
  *             whether this device gets a wake now, and at which priority.
  * sendWake  — loads the registration, sends through its transport (behind the outage
  *             detector), and records the outcome: a wake that did not go through releases the
@@ -12,47 +12,31 @@ import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activ
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../src/db/pool.js';
-import type { Logger } from '../src/log.js';
-import { providerAnswer, type DeferralCause, type DeliveryOutcome, type RegistrationForSend, type WakeSender } from '../src/transports/types.js';
+import type { Logger } from '../src/observability/log.js';
+import { providerAnswer, type DeliveryOutcome, type RegistrationForSend, type WakeSender } from '../src/transports/types.js';
 import {
   budgeted,
-  gateOf,
+  snapshotOf,
   hasWork,
   wakeVerdict,
-  type DeliveryControl,
-  type DeviceGate,
+  type WakeHolds,
+  type DeviceSnapshot,
   type HeldBack,
   type Intervals,
   type WakePolicy,
-} from '../workflows/wake-policy.js';
+} from '../domain/wake-policy.js';
 import { fcmWakesHeldBack, messageToWake, prunes, rateLimitBackoffs, wakes } from './metrics.js';
-import { repeatedlyUndrainedAfter, transportNameSchema, type BackoffCause, type TransportName, type WakePriority } from '../src/domain.js';
-import { errorSummary } from '../src/error-summary.js';
+import {
+  repeatedlyUndrainedAfter,
+  transportNameSchema,
+  type BackoffHold,
+  type DeferralHold,
+  type TransportName,
+  type WakePriority,
+} from '../domain/vocabulary.js';
+import { errorSummary } from '../src/observability/error-summary.js';
+import { backoffBaseMs, maxConsecutiveFailures, misconfiguredMaxMs, misconfiguredOrigin, misconfiguredRetryMs } from '../domain/backoff.js';
 import { traceClaim, traceProviderCall, traceSend, type ClaimAnswer, type MessageTraces } from './message-traces.js';
-
-/** Consecutive counted failures after which a registration is pruned (docs/design.md, Pruning). */
-export const maxConsecutiveFailures = 10;
-
-/**
- * Back-off bases: the n-th back-off in a row waits base × 2ⁿ, capped at the re-wake interval
- * (a Retry-After asks for at least its own delay, and a rate limit's is honoured exactly).
- */
-export const backoffBaseMs: Readonly<Record<DeferralCause, number>> = { failing: 10_000, rate_limited: 60_000, outage: 30_000 };
-
-/**
- * A `misconfigured` wake (our configuration cannot send to the transport) releases the claim with a
- * back-off that starts here and doubles up to `misconfiguredMaxMs`: a device waiting for the
- * operator costs a bounded number of history events a day (and its run continues as new after
- * enough claims), never a retry loop that grows one run without end. A worker that starts with
- * the transport configured ends these back-offs at once (src/worker/transport-health.ts).
- */
-export const misconfiguredRetryMs = 5 * 60_000;
-export const misconfiguredMaxMs = 60 * 60_000;
-
-/** The `backoff_origin` of wakes held back by our configuration of `transport`. */
-export function misconfiguredOrigin(transport: TransportName): string {
-  return `misconfigured ${transport}`;
-}
 
 export interface RegistrationActivityDeps {
   readonly pool: DatabasePool;
@@ -84,7 +68,7 @@ export type ClaimResult =
       readonly priority: WakePriority;
       readonly transport: TransportName;
       readonly intervals: Intervals;
-      readonly control?: DeliveryControl;
+      readonly control?: WakeHolds;
       /** The wake escalates an outstanding normal wake (a DM arrived behind it). */
       readonly escalation?: true;
       /**
@@ -108,7 +92,7 @@ export type ClaimResult =
       readonly readyAt?: number | null;
       /** Why a wake that was otherwise due was not claimed. */
       readonly heldBack?: HeldBack;
-      readonly control?: DeliveryControl;
+      readonly control?: WakeHolds;
     };
 
 export interface SendInput {
@@ -134,7 +118,7 @@ export type SendResult =
   | { readonly kind: 'delivered' }
   | { readonly kind: 'dead'; readonly reason: string }
   | { readonly kind: 'misconfigured'; readonly reason: string; readonly until: number }
-  | { readonly kind: 'deferred'; readonly cause: DeferralCause; readonly reason: string; readonly until: number }
+  | { readonly kind: 'deferred'; readonly cause: DeferralHold; readonly reason: string; readonly until: number }
   | { readonly kind: 'gone' };
 
 const claimRow = z.object({
@@ -172,7 +156,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
   const configErrorLogged = new Map<string, number>();
 
   /**
-   * The wake policy (workflows/wake-policy.ts) decided in SQL, under the registration's row
+   * The wake policy (domain/wake-policy.ts) decided in SQL, under the registration's row
    * lock, so that two replicas can never both claim and never overspend the budget. Two
    * statements in one short transaction: the first locks the registration row, waiting for a
    * drain in flight to commit; the second — a new snapshot under READ COMMITTED — reads the
@@ -251,9 +235,9 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
         FROM judged j LEFT JOIN claimed ON claimed.id = j.id`);
     });
     if (row === null) return { status: 'gone' };
-    const gate = deviceGate(row, input.wokenAt);
-    const verdict = wakeVerdict(policy, gate, input.now);
-    const control = deliveryControl(row, input.now);
+    const snapshot = snapshotForClaim(row, input.wokenAt);
+    const verdict = wakeVerdict(policy, snapshot, input.now);
+    const control = wakeHoldsOf(row, input.now);
     const common = {
       registrationId: row.id,
       transport: row.transport,
@@ -279,21 +263,21 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
       ...common,
       // An outstanding wake is sent again (a claim whose task was lost) with the priority it was claimed with.
       priority: row.wake_outstanding ? (row.last_wake_priority ?? 'high') : verdict.priority,
-      observed: { outstanding: row.wake_outstanding, hasPending: hasWork(gate), lastWokenAt: row.last_woken_at?.getTime() ?? null },
+      observed: { outstanding: row.wake_outstanding, hasPending: hasWork(snapshot), lastWokenAt: row.last_woken_at?.getTime() ?? null },
       readyAt: verdict.readyAt,
       ...(verdict.heldBack === undefined ? {} : { heldBack: verdict.heldBack }),
     };
   }
 
   /** The claim's row as the wake policy reads it (before its own UPDATE). */
-  function deviceGate(row: z.infer<typeof claimRow>, wokenAt: number | undefined): DeviceGate {
-    const gate = gateOf(row);
+  function snapshotForClaim(row: z.infer<typeof claimRow>, wokenAt: number | undefined): DeviceSnapshot {
+    const snapshot = snapshotOf(row);
     // As SQL's greatest(): the later of the two times, ignoring a missing one.
-    const times = [gate.lastWokenAt ?? undefined, wokenAt].filter((t): t is number => t !== undefined);
-    return { ...gate, lastWokenAt: times.length === 0 ? null : Math.max(...times) };
+    const times = [snapshot.lastWokenAt ?? undefined, wokenAt].filter((t): t is number => t !== undefined);
+    return { ...snapshot, lastWokenAt: times.length === 0 ? null : Math.max(...times) };
   }
 
-  function deliveryControl(row: z.infer<typeof claimRow>, now: number): DeliveryControl | undefined {
+  function wakeHoldsOf(row: z.infer<typeof claimRow>, now: number): WakeHolds | undefined {
     const isBudgeted = budgeted(policy, row.transport);
     const budget = isBudgeted ? { budget: { ...fcmBudget, tat: row.fcm_budget_tat?.getTime() ?? null } } : {};
     const until = row.backoff_until?.getTime();
@@ -304,7 +288,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
   /**
    * An unexpected error (a database failure, say) is retried by Temporal, but its message and
    * cause never reach the history: a query error carries its bound values, and here those
-   * include the push token. The send itself never throws: transports/observe.ts is the one net
+   * include the push token. The send itself never throws: src/transports/instrumented-sender.ts is the one net
    * under a transport, and this activity counts each wake once (`wakes`).
    */
   async function sendWake(input: SendInput): Promise<SendResult> {
@@ -343,7 +327,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
     );
     // Cancelled (its attempt timed out, the worker shuts down): Temporal runs the next attempt
     // or none; this one writes nothing, so that two attempts never record at once.
-    if (signal?.aborted === true) throw new CancelledFailure('send cancelled: nothing recorded');
+    if (outcome.kind === 'cancelled' || signal?.aborted === true) throw new CancelledFailure('send cancelled: nothing recorded');
     const cause = outcome.kind === 'deferred' ? recordedCause(outcome) : '';
     wakes.inc({ transport: registration.transport, priority: input.priority, outcome: outcome.kind, cause });
     const ids = { registrationId: row.id, userId: input.userId, deviceId: input.deviceId, transport: row.transport };
@@ -481,7 +465,7 @@ function claimAnswer(result: ClaimResult): ClaimAnswer {
 interface Deferral {
   readonly reason: string;
   /** What the device is told holds its wakes back. */
-  readonly cause: BackoffCause;
+  readonly cause: BackoffHold;
   readonly delayMs: number;
   /** The failure counts toward the ten that prune. */
   readonly counts: boolean;
@@ -492,7 +476,7 @@ interface Deferral {
 type Deferred = Extract<DeliveryOutcome, { kind: 'deferred' }>;
 
 /** The cause a deferred wake is recorded with: a failing send whose origin is in outage is the outage's. */
-function recordedCause(outcome: Deferred): DeferralCause {
+function recordedCause(outcome: Deferred): DeferralHold {
   return outcome.origin !== undefined ? 'outage' : outcome.cause;
 }
 

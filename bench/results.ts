@@ -5,7 +5,7 @@
  *     detail (series, per-device counts, histories) — a build artefact, not committed;
  *   - `bench/results/summary.json`, committed: the same without the details nobody reads back,
  *     small enough to review in a diff. docs/benchmarks.md is rendered from it, the capacity
- *     tool (ops/capacity/) reads its measured costs from it, and a partial run (`BENCH_ONLY`)
+ *     tool (capacity/) reads its measured costs from it, and a partial run (`BENCH_ONLY`)
  *     keeps from it the sections it did not measure.
  *
  * A summary keeps of a section's details only what those readers take (`keptDetails`); the
@@ -130,7 +130,7 @@ const fanOut: Reader = (d) => ({
 });
 
 /**
- * What a summary keeps of each section's details: what ops/capacity/ reads (measured.ts: the
+ * What a summary keeps of each section's details: what capacity/ reads (measured.ts: the
  * costs the model scales; bench-check.ts: the bench's own runs it predicts). Figures, tables
  * and plots are kept whole, so a section not named here keeps no details.
  */

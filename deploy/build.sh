@@ -11,7 +11,7 @@
 # processes from OUT. Run every command from OUT: `node dist/src/bin/api.js` (the image's
 # WORKDIR is OUT). OUT must be empty or absent; nothing in the checkout is written to.
 #
-# Compiles in a private staging copy of the sources (src, workflows, activities, temporal)
+# Compiles in a private staging copy of the sources (src, domain, workflows, activities, temporal)
 # with deploy/tsconfig.production.json, whose program is the entry points and what they
 # import: development tooling that no entry point imports is not built, wherever it lives.
 # Compiling needs the development dependencies: those of the checkout when they are
@@ -29,7 +29,7 @@ if [ -n "$(ls -A "$out")" ]; then
   exit 1
 fi
 case "$out/" in
-  "$root"/src/* | "$root"/workflows/* | "$root"/activities/* | "$root"/temporal/*)
+  "$root"/src/* | "$root"/domain/* | "$root"/workflows/* | "$root"/activities/* | "$root"/temporal/*)
     echo "build: $out is inside the sources" >&2
     exit 1
     ;;
@@ -41,7 +41,7 @@ trap 'rm -rf "$stage"' EXIT
 step() { echo "build: $*"; }
 
 step "staging the sources in $stage"
-cp -R "$root/src" "$root/workflows" "$root/activities" "$root/temporal" "$stage/"
+cp -R "$root/src" "$root/domain" "$root/workflows" "$root/activities" "$root/temporal" "$stage/"
 cp "$root/package.json" "$root/package-lock.json" "$root/tsconfig.json" "$stage/"
 mkdir "$stage/deploy"
 cp "$root/deploy/tsconfig.production.json" "$stage/deploy/"
@@ -68,7 +68,7 @@ fi
 step "assembling $out"
 cp "$root/package.json" "$root/package-lock.json" "$out/"
 mkdir -p "$out/dist" "$out/migrations"
-for dir in src workflows activities temporal; do
+for dir in src domain workflows activities temporal; do
   if [ -d "$stage/dist/$dir" ]; then cp -R "$stage/dist/$dir" "$out/dist/"; fi
 done
 cp "$stage/dist/workflow-bundle.js" "$out/dist/"

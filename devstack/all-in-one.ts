@@ -1,7 +1,7 @@
 /** Development: api, worker and bridge in one process. Production runs them separately. */
 import { loadConfig } from '../src/config/index.js';
-import { runService } from '../src/lifecycle.js';
-import { createLogger } from '../src/log.js';
+import { runService } from '../src/process/lifecycle.js';
+import { createLogger } from '../src/observability/log.js';
 import { startApi } from '../src/api/index.js';
 import { startBridge } from '../src/bridge/index.js';
 import { startWorker } from '../src/worker/index.js';

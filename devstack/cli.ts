@@ -5,7 +5,7 @@
  */
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { projectRoot } from '../src/paths.js';
+import { projectRoot } from '../src/process/paths.js';
 import { loadDevStackConfig, type DevStackConfig } from './config.js';
 import { logFile } from './daemons.js';
 import { describeStackEnvironment } from './environment.js';

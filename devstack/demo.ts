@@ -9,7 +9,7 @@ import path from 'node:path';
 import { loadConfig } from '../src/config/index.js';
 import { createDatabasePool } from '../src/db/pool.js';
 import { temporalConnectionOptions } from '../temporal/connection.js';
-import { projectRoot } from '../src/paths.js';
+import { projectRoot } from '../src/process/paths.js';
 import { myPhone } from '../simulator/demo/host-world.js';
 import { runDemoScenario, type DemoReport } from '../simulator/demo/scenario.js';
 import type { StackInfo } from './stack.js';

@@ -13,7 +13,7 @@ import { serviceMigrations } from '../src/db/migrations.js';
 import { createDatabasePool } from '../src/db/pool.js';
 import { sql } from 'slonik';
 import { assembleStackEnvironment, type StackEnvironment } from './environment.js';
-import { projectRoot } from '../src/paths.js';
+import { projectRoot } from '../src/process/paths.js';
 import { logFile, logSize, startDaemon, stopDaemon, waitFor, waitUntilReady, type Starting } from './daemons.js';
 import { ensureDatabase, startBackingServices, stopEverything } from './services.js';
 import { createServiceAccount, serviceAccountFromKeyFile } from './stand-ins/google-oauth.js';

@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { DevStackConfig } from './config.js';
 import type { TemporalServerBinaries } from './temporal-server.js';
-import { projectRoot } from '../src/paths.js';
+import { projectRoot } from '../src/process/paths.js';
 
 export interface Binaries {
   readonly temporal: string;

@@ -3,7 +3,7 @@
  * JWT, and the device is the token's. Errors keep the contract's `{error, message}`.
  */
 import type { DrainItem } from '../src/api/drain.js';
-import type { TransportName, WakePriority } from '../src/domain.js';
+import type { TransportName, WakePriority } from '../domain/vocabulary.js';
 
 /** One drained channel, as the api answers it. */
 export type { DrainItem };

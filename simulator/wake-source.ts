@@ -4,7 +4,7 @@
  * token). Either way the phone sees the same thing: a wake, its priority, and nothing else.
  */
 import type { RegistrationBody } from './api-client.js';
-import type { TransportName, WakePriority } from '../src/domain.js';
+import type { TransportName, WakePriority } from '../domain/vocabulary.js';
 
 export interface ReceivedWake {
   readonly transport: TransportName;

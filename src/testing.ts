@@ -8,13 +8,13 @@
  */
 
 // The repository, configuration, logs.
-export { projectRoot } from './paths.js';
+export { projectRoot } from './process/paths.js';
 export { loadConfig } from './config/index.js';
 export { defaultBacklogMs } from './config/sections/pacing.js';
 export { temporalSection } from './config/sections/temporal.js';
-export { createLogger } from './log.js';
-export { settleAll } from './concurrency.js';
-export type { TransportName, WakePriority } from './domain.js';
+export { createLogger } from './observability/log.js';
+export { settleAll } from './async/concurrency.js';
+export type { TransportName, WakePriority } from '../domain/vocabulary.js';
 
 // PostgreSQL: the pool, the migrations, the permission rules and their SQL.
 export { createDatabasePool, type DatabasePool } from './db/pool.js';
@@ -35,11 +35,11 @@ export { devicesToSignal, namingChunk } from './bridge/signal-pending.js';
 
 // The transports, and the worker's loops around them.
 export { createSenders, createTransports, type Transports } from './transports/index.js';
-export { startTransportHealth, type TransportHealth } from './worker/transport-health.js';
+export { startOutageCoordinator, type OutageCoordinator } from './worker/outage-coordinator.js';
 export { clearOutageBackoffs, recoveryPage } from './worker/outage-recovery.js';
 
 // Temporal: the worker and its activities, connections, names, the registration workflow's messages.
-export { buildWorker, createWorker, workflowsSourcePath } from '../temporal/worker.js';
+export { buildWorker, createWorker, workflowsSourcePath } from './worker/temporal-worker.js';
 export { temporalConnectionOptions, type TemporalConnectionOptions } from '../temporal/connection.js';
 export {
   customSearchAttributes,
@@ -51,11 +51,6 @@ export {
 export { signalDeleted, signalDrained, signalPending, signalRegistered } from '../temporal/registration-workflows.js';
 export { createRegistrationActivities } from '../activities/registration.js';
 export { fcmWakesHeldBack } from '../activities/metrics.js';
-export {
-  pendingSignal,
-  registeredSignal,
-  stateQuery,
-  type RegistrationStateView,
-  type RegistrationWorkflowInput,
-} from '../workflows/registration-messages.js';
+export { pendingSignal, registeredSignal, stateQuery, type RegistrationWorkflowInput } from '../temporal/registration-messages.js';
+export type { RegistrationStateView } from '../domain/registration-state.js';
 export type { MaintenanceReport, MaintenanceStep } from '../workflows/maintenance.js';

@@ -13,7 +13,7 @@
 import { connect as tcpConnect } from 'node:net';
 import { checkServerIdentity, connect as tlsConnect, type ConnectionOptions } from 'node:tls';
 import type { TemporalSettings } from '../src/config/index.js';
-import { connectionFailure, describeAlert, errorText, peerAlert } from '../src/connection-failure.js';
+import { connectionFailure, describeAlert, errorText, peerAlert } from '../src/process/connection-failure.js';
 
 export interface TemporalConnectionOptions {
   readonly address: string;

@@ -12,9 +12,9 @@ import {
   type Client,
 } from '@temporalio/client';
 import { TypedSearchAttributes, type SignalDefinition } from '@temporalio/common';
-import { drainedSignal, pendingSignal, registeredSignal, stopSignal, type RegistrationWorkflowInput } from '../workflows/registration-messages.js';
+import { drainedSignal, pendingSignal, registeredSignal, deletedSignal, type RegistrationWorkflowInput } from './registration-messages.js';
 import { PushDeviceId, PushTransport, PushUserId, registrationWorkflowId, registrationWorkflowType } from './names.js';
-import type { DeviceIdentity, TransportName } from '../src/domain.js';
+import type { DeviceIdentity, TransportName } from '../domain/vocabulary.js';
 import type { WorkflowTaskSeen } from '../src/pacing/pacer.js';
 
 function startOptions(taskQueue: string, device: DeviceIdentity, transport: TransportName) {
@@ -111,7 +111,7 @@ export async function signalDrained(client: Client, device: DeviceIdentity): Pro
 
 /** After the registration was deleted: the workflow checks and ends. */
 export async function signalDeleted(client: Client, device: DeviceIdentity): Promise<void> {
-  await signalIfRunning(client, device, stopSignal);
+  await signalIfRunning(client, device, deletedSignal);
 }
 
 async function signalIfRunning(client: Client, device: DeviceIdentity, signal: SignalDefinition<[]>): Promise<void> {

@@ -20,7 +20,7 @@ import {
 import type { ActivityInboundCallsInterceptor, ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/worker';
 import type { Headers } from '@temporalio/common';
 import type { OpenTelemetryWorkflowExporter } from '@temporalio/interceptors-opentelemetry/lib/workflow/definitions.js';
-import { projectRoot } from '../src/paths.js';
+import { projectRoot } from '../src/process/paths.js';
 import type { Tracing } from '../src/tracing/index.js';
 
 /** The header Temporal's interceptors carry a trace context in. */

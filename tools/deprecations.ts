@@ -5,7 +5,7 @@
  * transitive, optional ones included, dev-only ones not — is marked deprecated, and records
  * the answer (with the lockfile's hash) in node_modules/.zippchat-deprecations.json. Runs at
  * install time (tools/install.sh), when the network is in use anyway; the test that holds the
- * project to "no deprecated production package" (test/unit/runtime.test.ts) reads the record
+ * project to "no deprecated production package" (test/unit/process/runtime.test.ts) reads the record
  * and never reaches the registry itself.
  *
  * Deprecation is registry metadata, not part of a package or of the lockfile, and some

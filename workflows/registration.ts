@@ -31,13 +31,18 @@ import {
 import type { Activities } from '../activities/index.js';
 import type { ClaimResult, SendResult } from '../activities/registration.js';
 import { PushTransport } from '../temporal/names.js';
-import { DeviceState, type NextCheck, type PlanPatches } from './device-state.js';
-import { drainedSignal, pendingSignal, registeredSignal, stateQuery, stopSignal, type RegistrationWorkflowInput } from './registration-messages.js';
-import type { TransportName } from '../src/domain.js';
+import { currentBehaviours, DeviceState, type NextCheck, type RunBehaviours } from '../domain/device-state.js';
+import {
+  drainedSignal,
+  pendingSignal,
+  registeredSignal,
+  stateQuery,
+  deletedSignal,
+  type RegistrationWorkflowInput,
+} from '../temporal/registration-messages.js';
+import type { TransportName } from '../domain/vocabulary.js';
 import { sendResultOf, type EarlierSendResult } from './send-result.js';
-import { sendAttemptTimeoutMs } from './send-time-limit.js';
-
-export * from './registration-messages.js';
+import { sendAttemptTimeoutMs } from '../domain/send-time-limit.js';
 
 export interface RegistrationWorkflowResult {
   readonly ended: 'registration-deleted';
@@ -78,39 +83,41 @@ const defaultContinueAsNewAfterWakes = 200;
 /** Patch id: a claim whose workflow task was lost is sent again instead of waiting for the re-wake. */
 export const resendUnrecordedClaimPatch = 'resend-unrecorded-claim';
 /**
- * Patch ids of the plan's later behaviours (DeviceState's `PlanPatches` says what each does).
- * A run begun before one keeps the old plan until it continues as new, so its history replays.
+ * Patch ids of the run's later behaviours (domain/device-state.ts `RunBehaviours` says what each
+ * does). They are on the wire: a run's history holds the markers of the ones it began with.
  */
 const deliveryControlPatch = 'delivery-control';
 const leanPlanPatch = 'lean-plan';
-/** The middle plan's two patches, which the lean plan replaced (see `planOfRun`). */
+/** Two patches of the workflow before `lean-plan`, which `lean-plan` took in (see `behavioursOfRun`). */
 const escalationPatch = 'escalation';
 const registrationEndsBackoffPatch = 'registration-ends-backoff';
 
 /**
- * The plan this run began with, asked at its start. A run begun today records `delivery-control`
- * and `lean-plan`. A run begun by a worker of the middle plan (releases before 1.0.0 up to the
- * lean plan) recorded `delivery-control`, `escalation`, `registration-ends-backoff`: replayed,
- * `lean-plan` is absent (false, no marker asked for), and those two must be asked for next, in
- * that order, or the SDK fails the task on the first marker nobody asked for (TMPRL1100). A run
- * begun before the middle plan has neither: `patched()` is false for both while replaying. Not
- * replaying, `lean-plan` is always true, so a new run never records the middle plan's markers.
+ * The behaviours this run began with, asked at its start. A run begun today records
+ * `delivery-control` and `lean-plan`, and has every behaviour. A run begun by a worker before
+ * `lean-plan` (releases before 1.0.0) recorded `delivery-control`, `escalation`,
+ * `registration-ends-backoff`: replayed, `lean-plan` is absent (false, no marker asked for), and
+ * those two must be asked for next, in that order, or the SDK fails the task on the first marker
+ * nobody asked for (TMPRL1100). A run begun before those has neither: `patched()` is false for
+ * both while replaying. Not replaying, `lean-plan` is always true, so a new run never records
+ * the older markers.
  */
-function planOfRun(): PlanPatches {
-  const deliveryControl = patched(deliveryControlPatch);
-  if (patched(leanPlanPatch)) return { deliveryControl, leanPlan: true };
-  const escalation = patched(escalationPatch);
-  return { deliveryControl, escalation, registrationEndsBackoff: patched(registrationEndsBackoffPatch) };
+function behavioursOfRun(): RunBehaviours {
+  const signalAsksAtInterval = patched(deliveryControlPatch);
+  if (patched(leanPlanPatch)) return { ...currentBehaviours, signalAsksAtInterval };
+  const escalates = patched(escalationPatch);
+  const registrationEndsBackoff = patched(registrationEndsBackoffPatch);
+  return { signalAsksAtInterval, escalates, registrationEndsBackoff, drainsLearnedFromClaims: false, rewakeAlarm: false };
 }
 
 export async function registrationWorkflow(input: RegistrationWorkflowInput): Promise<RegistrationWorkflowResult> {
   const { userId, deviceId } = input;
-  const state = new DeviceState(input.transport, input.carried, planOfRun());
+  const state = new DeviceState(input.transport, input.carried, behavioursOfRun());
   const alarm = new RewakeAlarm(state);
 
   setHandler(pendingSignal, () => state.onPending());
   setHandler(drainedSignal, () => state.onDrained());
-  setHandler(stopSignal, () => state.onStop());
+  setHandler(deletedSignal, () => state.onDeleted());
   setHandler(registeredSignal, ({ transport }) => {
     showTransport(transport);
     state.onRegistered(transport);
@@ -162,7 +169,7 @@ export async function registrationWorkflow(input: RegistrationWorkflowInput): Pr
     });
     const sent = sendResultOf(recorded);
     // A dead token was deleted with its registration: the next look finds it gone and ends.
-    if (sent?.kind === 'dead' || sent?.kind === 'gone') state.onStop();
+    if (sent?.kind === 'dead' || sent?.kind === 'gone') state.onDeleted();
     // Not delivered: the claim was released with a back-off; look again when it is over.
     else if (sent?.kind === 'deferred' || sent?.kind === 'misconfigured') state.onDeferred(sent.until, sent.reason);
     // Sent minutes after its claim (our configuration was fixed meanwhile): a wake of now,
@@ -193,7 +200,7 @@ async function waitUntilDue(state: DeviceState, input: RegistrationWorkflowInput
 }
 
 /**
- * The lean plan's re-wake timer: one durable timer that outlives the looks in between, so a
+ * The re-wake alarm (`rewakeAlarm`): one durable timer that outlives the looks in between, so a
  * device woken again and again does not start a re-wake timer per wake. It is armed when none
  * is armed or the armed one would fire after the re-wake due; one that fires before (it stood
  * for an earlier wake) is simply armed again for the later re-wake.

@@ -34,7 +34,7 @@ import { sql } from 'slonik';
 
 /** The bridge's signals in flight per event (src/bridge/event-bridge.ts default): the ceiling uses the same. */
 const signalConcurrency = 16;
-/** The worker's local-activity slots (temporal/worker.ts): the floor sends as many at once. */
+/** The worker's local-activity slots (src/worker/temporal-worker.ts): the floor sends as many at once. */
 const floorConcurrency = 100;
 
 export interface Arrivals {

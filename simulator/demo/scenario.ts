@@ -17,8 +17,8 @@ import { z } from 'zod';
 import type { DatabasePool } from '../../src/db/pool.js';
 import { waitFor } from '../../devstack/daemons.js';
 import { registrationWorkflowId } from '../../temporal/names.js';
-import { stateQuery } from '../../workflows/registration-messages.js';
-import { webUiLink } from '../../src/operations/device-report.js';
+import { stateQuery } from '../../temporal/registration-messages.js';
+import { webUiLink } from '../../src/admin/device-report.js';
 import { deviceApi } from '../api-client.js';
 import { signDeviceJwt } from '../dev-token.js';
 import { startDistributor, type LocalDistributor } from '../distributor.js';
@@ -29,7 +29,7 @@ import { DemoPhone } from './demo-phone.js';
 import { createDemoWorld, demoPeople, idGenerator, removeEarlierDemoWorlds, type DemoPerson, type DemoWorld } from './host-world.js';
 import { messagePublisher, PlaintextStore, type MessagePublisher } from './messages.js';
 import { demoOutput, type DemoOutput } from './output.js';
-import { withTimeout } from '../../src/with-timeout.js';
+import { withTimeout } from '../../src/async/with-timeout.js';
 
 export interface DemoDeps {
   readonly apiUrl: string;

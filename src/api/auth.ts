@@ -10,7 +10,7 @@ import type Koa from 'koa';
 import type { JwtSettings } from '../config/index.js';
 import { ApiError } from './errors.js';
 import { isDeviceId, isUserId } from './identity.js';
-import type { DeviceIdentity } from '../domain.js';
+import type { DeviceIdentity } from '../../domain/vocabulary.js';
 
 export type VerifyBearer = (authorization: string) => Promise<DeviceIdentity>;
 

@@ -11,13 +11,13 @@
  * out after the device was deleted costs its workflow one look, which finds the registration
  * gone and ends.
  */
-import type { Logger } from '../log.js';
+import type { Logger } from '../observability/log.js';
 import type { TemporalHandle } from '../../temporal/client.js';
 import { signalDeleted, signalPending } from '../../temporal/registration-workflows.js';
-import type { DeviceIdentity, TransportName } from '../domain.js';
-import { errorSummary } from '../error-summary.js';
+import type { DeviceIdentity, TransportName } from '../../domain/vocabulary.js';
+import { errorSummary } from '../observability/error-summary.js';
 import { temporalSignalFailures } from './metrics.js';
-import { withTimeout } from '../with-timeout.js';
+import { withTimeout } from '../async/with-timeout.js';
 
 export interface RegistrationSignals {
   deleted(device: DeviceIdentity): Promise<void>;

@@ -2,7 +2,7 @@
 import type Koa from 'koa';
 import type { ApiConfig } from '../config/index.js';
 import type { DatabasePool } from '../db/pool.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../observability/log.js';
 import type { RegistrationSignals } from './best-effort-signals.js';
 import type { AuthenticatedState } from './auth.js';
 import type { LookupHost } from './unifiedpush-endpoint.js';

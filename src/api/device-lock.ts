@@ -8,7 +8,7 @@
  * Two devices whose keys collide only wait for each other.
  */
 import { sql, type DatabaseTransactionConnection } from 'slonik';
-import type { DeviceIdentity } from '../domain.js';
+import type { DeviceIdentity } from '../../domain/vocabulary.js';
 
 /** The first key of the two-key advisory locks: this lock's own space ("push"). */
 const deviceLockSpace = 0x70757368;

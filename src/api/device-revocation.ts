@@ -6,7 +6,7 @@
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../db/pool.js';
-import type { DeviceIdentity } from '../domain.js';
+import type { DeviceIdentity } from '../../domain/vocabulary.js';
 import { lockDevice } from './device-lock.js';
 
 /** True when the device had anything to revoke. */

@@ -4,7 +4,7 @@
  * as `{"wake": {"priority", "original_priority"}}`. No body, or `{}`, is a drain that reports
  * nothing. Unknown fields are ignored. docs/openapi.yaml states the same rules as `DrainRequest`.
  */
-import type { WakePriority } from '../domain.js';
+import type { WakePriority } from '../../domain/vocabulary.js';
 import { ApiError } from './errors.js';
 
 /** What the phone reported of the wake that woke it. */

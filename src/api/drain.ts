@@ -12,7 +12,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../db/pool.js';
 import { channelViewers } from '../db/permissions.js';
-import { transportNameSchema, type DeviceIdentity, type TransportName, type WakePriority } from '../domain.js';
+import { transportNameSchema, type DeviceIdentity, type TransportName, type WakePriority } from '../../domain/vocabulary.js';
 import { contextOfTraceparent, recordPastSpan, spanAttribute } from '../tracing/spans.js';
 import { lowered, type WakeReport } from './drain-request.js';
 

@@ -4,16 +4,16 @@ import type { Server } from 'node:http';
 import { once } from 'node:events';
 import type { ApiConfig } from '../config/index.js';
 import { openDatabase } from '../db/verify.js';
-import { endedUnlessStopped } from '../lifecycle.js';
+import { endedUnlessStopped } from '../process/lifecycle.js';
 import { startTracing } from '../tracing/index.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../observability/log.js';
 import { createTemporalClient } from '../../temporal/client.js';
 import { apiSignals, createApp } from './app.js';
 import { defaultRateLimit, postgresRateLimitStore, SharedRateLimit } from './rate-limit.js';
 
 export interface RunningApi {
   readonly url: string;
-  /** Why the api cannot go on, should its listener close without `stop` (src/lifecycle.ts). */
+  /** Why the api cannot go on, should its listener close without `stop` (src/process/lifecycle.ts). */
   readonly ended: Promise<string>;
   stop(): Promise<void>;
 }

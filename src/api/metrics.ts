@@ -1,6 +1,6 @@
 /** The api's Prometheus metrics, registered on the process registry served at `/metrics`. */
 import { Counter, Histogram } from 'prom-client';
-import { registry } from '../metrics.js';
+import { registry } from '../observability/metrics.js';
 
 export const requestDuration = new Histogram({
   name: 'push_api_request_duration_seconds',

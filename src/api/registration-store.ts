@@ -5,13 +5,13 @@
 import { ForeignKeyIntegrityConstraintViolationError, sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../db/pool.js';
-import type { DeviceIdentity } from '../domain.js';
+import type { DeviceIdentity } from '../../domain/vocabulary.js';
 import { lockDevice } from './device-lock.js';
 import type { RegistrationRequest } from './registration-request.js';
-import { backoffCauses, transportNameSchema } from '../domain.js';
-import type { WakePolicy } from '../../workflows/wake-policy.js';
+import { backoffHolds, transportNameSchema } from '../../domain/vocabulary.js';
+import type { WakePolicy } from '../../domain/wake-policy.js';
 import { deliveryJson } from './delivery-state.js';
-import { oweSignals, userTurn } from '../signal-outbox.js';
+import { oweSignals, userTurn } from '../db/signal-outbox.js';
 
 const registrationView = z.object({
   transport: transportNameSchema,
@@ -23,7 +23,7 @@ const registrationView = z.object({
   last_wake_priority: z.enum(['normal', 'high']).nullable(),
   last_woken_at: z.date().nullable(),
   backoff_until: z.date().nullable(),
-  backoff_cause: z.enum(backoffCauses).nullable(),
+  backoff_cause: z.enum(backoffHolds).nullable(),
   fcm_budget_tat: z.date().nullable(),
   failures: z.number(),
   last_delivered_at: z.date().nullable(),
@@ -65,7 +65,7 @@ const upsertResult = registrationView.extend({ id: z.string(), previous_transpor
  * budget is kept: FCM throttles per app and device, whatever its token (docs/transports.md).
  *
  * The device's workflow is owed a `registered` signal-with-start in the same transaction
- * (src/signal-outbox.ts): the bridge's signaller starts it, paced behind nothing a DM needs,
+ * (src/db/signal-outbox.ts): the bridge's signaller starts it, paced behind nothing a DM needs,
  * and nothing is lost if the api dies before it went out.
  *
  * Only a device with a live session (docs/design.md, Host tables: an unrevoked, unexpired `refresh_tokens`

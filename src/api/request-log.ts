@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type Koa from 'koa';
-import type { Logger } from '../log.js';
+import type { Logger } from '../observability/log.js';
 
 export const requestIdHeader = 'X-Request-Id';
 

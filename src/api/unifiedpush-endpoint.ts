@@ -16,7 +16,7 @@ import { domainToASCII } from 'node:url';
 import { judgeAddress } from '../transports/address-policy.js';
 import { parseEndpointUrl } from '../transports/endpoint-url.js';
 import { hasControlOrLoneSurrogate } from './identity.js';
-import { withTimeout } from '../with-timeout.js';
+import { withTimeout } from '../async/with-timeout.js';
 
 export const maxEndpointBytes = 2048;
 

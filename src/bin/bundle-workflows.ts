@@ -4,7 +4,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { workflowBundlePath, workflowInterceptorModules, workflowsSourcePath } from '../../temporal/worker.js';
+import { workflowBundlePath, workflowInterceptorModules, workflowsSourcePath } from '../worker/temporal-worker.js';
 
 // The interceptors (temporal/workflow-tracing.ts) go in with the workflows: a prebuilt bundle cannot take them later.
 const { code } = await bundleWorkflowCode({

@@ -12,10 +12,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream, type JsMsg } from '@nats-io/jetstream';
-import type { Logger } from '../log.js';
-import { Semaphore } from '../concurrency.js';
+import type { Logger } from '../observability/log.js';
+import { Semaphore } from '../async/concurrency.js';
 import type { Intake } from './intake.js';
-import { errorSummary } from '../error-summary.js';
+import { errorSummary } from '../observability/error-summary.js';
 
 export interface ConsumerLoopOptions {
   readonly maxInFlight: number;

@@ -8,8 +8,8 @@
 import type { Client } from '@temporalio/client';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { DatabasePool } from 'slonik';
-import { processedEventRetentionMs } from '../../activities/maintenance.js';
-import type { Logger } from '../log.js';
+import { processedEventRetentionMs } from '../../domain/retention.js';
+import type { Logger } from '../observability/log.js';
 import { startConsumerLoop } from './consumer.js';
 import { createEventHandler, type RetryPolicy } from './handle-event.js';
 import { ensureIntake, type Intake, type IntakeOptions } from './intake.js';

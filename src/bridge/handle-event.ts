@@ -16,13 +16,13 @@
  */
 import type { JsMsg } from '@nats-io/jetstream';
 import type { DatabasePool } from 'slonik';
-import type { Logger } from '../log.js';
+import type { Logger } from '../observability/log.js';
 import { signalRegistrations, type SignalTarget } from './signal-pending.js';
 import { parseMessageEvent, type MessageEvent } from './event.js';
 import { createKeyedBatcher } from './keyed-batcher.js';
 import { bridgeMetrics, type EventOutcome } from './metrics.js';
 import { recordChannelEvents, type EventRecord } from './record-events.js';
-import { errorSummary } from '../error-summary.js';
+import { errorSummary } from '../observability/error-summary.js';
 import { rememberEventContext, traceEvent, traceRecording, traceSignals } from './tracing.js';
 
 export interface RetryPolicy {

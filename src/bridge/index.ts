@@ -8,10 +8,10 @@ import { connect } from '@nats-io/transport-node';
 import type { BridgeConfig } from '../config/index.js';
 import { checkDatabase } from '../db/check.js';
 import { openDatabase } from '../db/verify.js';
-import { endedUnlessStopped } from '../lifecycle.js';
-import { StartupError } from '../startup-error.js';
-import type { Logger } from '../log.js';
-import { startOpsServer } from '../ops-server.js';
+import { endedUnlessStopped } from '../process/lifecycle.js';
+import { StartupError } from '../process/startup-error.js';
+import type { Logger } from '../observability/log.js';
+import { startOpsServer } from '../process/health-server.js';
 import { startTracing } from '../tracing/index.js';
 import { createTemporalClient } from '../../temporal/client.js';
 import { startEventBridge } from './event-bridge.js';
@@ -19,7 +19,7 @@ import { describeNatsFailure, natsConnectionOptions } from './nats-connection.js
 
 export interface RunningBridge {
   readonly opsPort: number;
-  /** Why the bridge cannot go on, should its consumer loop or its NATS connection end without `stop` (src/lifecycle.ts). */
+  /** Why the bridge cannot go on, should its consumer loop or its NATS connection end without `stop` (src/process/lifecycle.ts). */
   readonly ended: Promise<string>;
   stop(): Promise<void>;
 }

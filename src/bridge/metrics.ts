@@ -1,6 +1,6 @@
 /** The bridge's Prometheus metrics, on the process registry (served at `/metrics`). */
 import { Counter, Gauge, Histogram } from 'prom-client';
-import { registry } from '../metrics.js';
+import { registry } from '../observability/metrics.js';
 import { WatchedPacers } from '../pacing/watched-pacers.js';
 
 /** The senders of this process's signallers (one leads at a time), shown in the pacing gauges (`watch`). */

@@ -5,7 +5,7 @@
  */
 import { credsAuthenticator, type ConnectionOptions } from '@nats-io/transport-node';
 import type { NatsSettings } from '../config/index.js';
-import { connectionFailure, describeAlert, errorText } from '../connection-failure.js';
+import { connectionFailure, describeAlert, errorText } from '../process/connection-failure.js';
 
 export function natsConnectionOptions(settings: NatsSettings, name: string): ConnectionOptions {
   return {

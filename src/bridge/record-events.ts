@@ -14,7 +14,7 @@
  *    id) are reported too: their signal may have been lost with the first delivery.
  *
  * For a server channel, the registrations to signal are owed in the signal outbox in the same
- * transaction (src/signal-outbox.ts): once it commits the event may be acknowledged, and the
+ * transaction (src/db/signal-outbox.ts): once it commits the event may be acknowledged, and the
  * signaller sends them, paced. A DM's are returned, to be signalled at once.
  *
  * The transaction answers with registration ids only: naming their devices (signal-pending.ts)
@@ -37,7 +37,7 @@
 import { sql, type DatabasePool, type DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
 import type { MessageEvent } from './event.js';
-import { oweSignals, serverTurn } from '../signal-outbox.js';
+import { oweSignals, serverTurn } from '../db/signal-outbox.js';
 import { channelRecipients } from './recipients.js';
 
 export type EventRecord = 'counted' | 'duplicate' | 'unknown_channel';

@@ -9,8 +9,8 @@ import type { Client } from '@temporalio/client';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { signalPending } from '../../temporal/registration-workflows.js';
-import { transportNameSchema, type DeviceToSignal } from '../domain.js';
-import { settleAll } from '../concurrency.js';
+import { transportNameSchema, type DeviceToSignal } from '../../domain/vocabulary.js';
+import { settleAll } from '../async/concurrency.js';
 import { bridgeMetrics } from './metrics.js';
 
 const named = z.object({ user_ids: z.array(z.string()), device_ids: z.array(z.string()), transports: z.array(transportNameSchema) });

@@ -1,5 +1,5 @@
 /**
- * The signaller: sends the signals owed in `push_signal_outbox` (src/signal-outbox.ts) — server
+ * The signaller: sends the signals owed in `push_signal_outbox` (src/db/signal-outbox.ts) — server
  * channels' `pending` signals recorded by the bridge, registrations' `registered` recorded by the
  * api — through one pacer for the whole deployment (docs/architecture.md, "DMs first"). Every
  * bridge replica runs one; the one holding the lock (signaller-lock.ts) sends, the others stand
@@ -23,12 +23,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
-import type { DeviceToSignal } from '../domain.js';
-import { errorSummary } from '../error-summary.js';
-import type { Logger } from '../log.js';
+import type { DeviceToSignal } from '../../domain/vocabulary.js';
+import { errorSummary } from '../observability/error-summary.js';
+import type { Logger } from '../observability/log.js';
 import { FairSender } from '../pacing/fair-sender.js';
 import { PacerStoppedError, SignalPacer, type PacerObserver, type SignalSender } from '../pacing/pacer.js';
-import { claimOwedSignals, releaseOtherTerms, releaseTerm, settleOwedSignals, type ClaimedRow, type OwedSignal } from '../signal-outbox.js';
+import { claimOwedSignals, releaseOtherTerms, releaseTerm, settleOwedSignals, type ClaimedRow, type OwedSignal } from '../db/signal-outbox.js';
 import { signalPending, signalRegistered, workflowTaskOf } from '../../temporal/registration-workflows.js';
 import { bridgeMetrics, bridgePacers } from './metrics.js';
 import { devicesToSignal, namingChunk } from './signal-pending.js';

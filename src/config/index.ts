@@ -23,7 +23,7 @@ import {
 export { ConfigError } from './errors.js';
 export type { Env } from './env.js';
 export type { AdminConfig, AllConfig, ApiConfig, BridgeConfig, MigrateConfig, Role, WorkerConfig } from './processes.js';
-export type { FcmBudget, WakePolicy } from '../../workflows/wake-policy.js';
+export type { FcmBudget, WakePolicy } from '../../domain/wake-policy.js';
 export { googleTokenUri } from './sections/fcm.js';
 export type { FcmCredentials, ServiceAccountKey, WorkerFcmSettings } from './sections/fcm.js';
 export type { JwtKey, JwtSettings } from './sections/jwt.js';

@@ -5,7 +5,7 @@
  * error that is none of these is named as itself, never guessed at: "PostgreSQL is not
  * answering" for a TypeError sends the operator to the database instead of to the bug.
  */
-import { connectionFailure, describeAlert } from '../connection-failure.js';
+import { connectionFailure, describeAlert } from '../process/connection-failure.js';
 
 export interface DatabaseFailure {
   readonly reason: string;

@@ -1,6 +1,6 @@
 /** Where the migration files live, relative to the repository root. */
 import path from 'node:path';
-import { projectRoot } from '../paths.js';
+import { projectRoot } from '../process/paths.js';
 import { readMigrations, type Migration } from './migrate.js';
 
 /** This service's own migrations: what production applies. */

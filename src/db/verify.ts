@@ -6,8 +6,8 @@
  * is waited for (readiness says so meanwhile).
  */
 import { sql } from 'slonik';
-import type { Logger } from '../log.js';
-import { StartupError } from '../startup-error.js';
+import type { Logger } from '../observability/log.js';
+import { StartupError } from '../process/startup-error.js';
 import { describeDatabaseFailure } from './describe-failure.js';
 import { createDatabasePool, type DatabasePool, type PoolOptions } from './pool.js';
 

@@ -1,6 +1,6 @@
 import { loadConfig } from '../config/index.js';
-import { runService } from '../lifecycle.js';
-import { createLogger } from '../log.js';
+import { runService } from '../process/lifecycle.js';
+import { createLogger } from '../observability/log.js';
 import { startApi } from '../api/index.js';
 
 runService('api', async () => {

@@ -1,6 +1,6 @@
-/** `push-admin …`: inspect a device, count registrations, prune one (see src/operations/admin-cli.ts). */
+/** `push-admin …`: inspect a device, count registrations, prune one (see src/admin/admin-cli.ts). */
 import { ConfigError, loadConfig } from '../config/index.js';
-import { adminUsage, AdminUsageError, parseAdminArgs, runAdmin } from '../operations/admin-cli.js';
+import { adminUsage, AdminUsageError, parseAdminArgs, runAdmin } from '../admin/admin-cli.js';
 
 async function main(args: readonly string[]): Promise<number> {
   return runAdmin(

@@ -3,8 +3,8 @@
  * (`BRIDGE_SIGNAL_BACKLOG_MS=0`). The keys still take turns (fair-queue.ts) and at most
  * `concurrency` signals are being sent at once; nothing waits for the workers' backlog.
  */
-import type { DeviceToSignal } from '../domain.js';
-import { withTimeout } from '../with-timeout.js';
+import type { DeviceToSignal } from '../../domain/vocabulary.js';
+import { withTimeout } from '../async/with-timeout.js';
 import { FairQueue } from './fair-queue.js';
 import { PacerStoppedError, type PacerView, type SignalFailure, type SignalSender } from './pacer.js';
 

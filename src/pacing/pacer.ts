@@ -32,8 +32,8 @@
  *   measures again), so pacing is then off: the observer hears of it once per episode (and of
  *   its end), and every failure is counted.
  */
-import type { DeviceToSignal } from '../domain.js';
-import { withTimeout } from '../with-timeout.js';
+import type { DeviceToSignal } from '../../domain/vocabulary.js';
+import { withTimeout } from '../async/with-timeout.js';
 import { FairQueue } from './fair-queue.js';
 import { afterIdle, initialWindowState, nextWindow, type Decision, type WindowSettings, type WindowState } from './window-law.js';
 

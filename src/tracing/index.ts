@@ -6,8 +6,6 @@
  * (redact.ts). When it is unset, nothing is installed: the API's spans are no-ops and nothing
  * leaves the process. The exporter's own failures are logged, at most once a minute each.
  */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { diag, DiagLogLevel } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
@@ -21,12 +19,12 @@ import {
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import type { TracingSettings } from '../config/index.js';
-import type { Logger } from '../log.js';
-import { projectRoot } from '../paths.js';
+import type { Logger } from '../observability/log.js';
+import { serviceVersion } from '../process/version.js';
 import { redactingExporter } from './redact.js';
 
 export interface Tracing {
-  /** Where every span of the process ends, the workflows' too (temporal/worker.ts). */
+  /** Where every span of the process ends, the workflows' too (src/worker/temporal-worker.ts). */
   readonly processor: SpanProcessor;
   readonly resource: Resource;
   /** Exports what is buffered, then stops. */
@@ -38,7 +36,7 @@ export function startTracing(settings: TracingSettings | undefined, service: str
   diag.setLogger(throttledDiag(log), DiagLogLevel.WARN);
   const exporter = new OTLPTraceExporter({ url: `${settings.endpoint}/v1/traces`, timeoutMillis: 10_000 });
   const processor = new BatchSpanProcessor(redactingExporter(exporter), { scheduledDelayMillis: 2_000, maxQueueSize: 10_000 });
-  const resource = new Resource({ 'service.name': `zippchat-push-${service}`, 'service.version': packageVersion() });
+  const resource = new Resource({ 'service.name': `zippchat-push-${service}`, 'service.version': serviceVersion });
   const provider = new BasicTracerProvider({
     resource,
     sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.sampleRatio) }),
@@ -60,8 +58,4 @@ function throttledDiag(log: Logger) {
   };
   const nothing = () => undefined;
   return { error: write('error'), warn: write('warn'), info: nothing, debug: nothing, verbose: nothing };
-}
-
-function packageVersion(): string {
-  return (JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version;
 }

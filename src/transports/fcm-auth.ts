@@ -29,7 +29,7 @@
  */
 import { gcpMetadata, GoogleAuth, JWT, type AuthClient } from 'google-auth-library';
 import type { FcmCredentials, ServiceAccountKey } from '../config/index.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../observability/log.js';
 import { honourTokenUri } from './google-token-uri.js';
 import { tokenExpiry, tokenRefreshFailures } from './metrics.js';
 import { describeFailure } from './safe-http.js';

@@ -15,7 +15,7 @@ import { prunesWithheld } from './metrics.js';
 import { parseRetryAfter } from './retry-after.js';
 import { describeFailure, postWithDeadline, type PostAnswer } from './safe-http.js';
 import { type RegistrationForSend, type ProviderAnswer, type PushSender, wakePayload } from './types.js';
-import type { WakePriority } from '../domain.js';
+import type { WakePriority } from '../../domain/vocabulary.js';
 
 export interface FcmOptions {
   readonly projectId: string;
@@ -117,7 +117,7 @@ export function createFcmSender(options: FcmOptions): PushSender {
 }
 
 /** What a cancelled send returns (its caller, the cancelled activity, records nothing). */
-const cancelled: ProviderAnswer = { kind: 'deferred', cause: 'failing', reason: 'FCM send cancelled', blame: 'internal' };
+const cancelled: ProviderAnswer = { kind: 'cancelled' };
 
 /** `promise`, or a rejection as soon as `signal` aborts. */
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {

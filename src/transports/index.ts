@@ -9,12 +9,12 @@
 import { randomBytes } from 'node:crypto';
 import { Agent } from 'undici';
 import type { WorkerConfig } from '../config/index.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../observability/log.js';
 import { createPruneBreaker, defaultBreaker } from './breaker.js';
 import { type AccessTokens, createAccessTokens } from './fcm-auth.js';
 import { createFcmSender } from './fcm.js';
 import { breakerOpen, breakerTrips, outageDeferrals, outageGauge, sendFailures } from './metrics.js';
-import { observe } from './observe.js';
+import { instrumentedSender } from './instrumented-sender.js';
 import {
   createOutageDetector,
   originKey,
@@ -23,15 +23,15 @@ import {
   type OutageDetector,
   type OutageDetectorOptions,
 } from './outage-detector.js';
-import { requestDeadlineMs } from '../../workflows/send-time-limit.js';
+import { requestDeadlineMs } from '../../domain/send-time-limit.js';
 import { createOriginLabeler, type OriginLabeler } from './origin-label.js';
 import { createGuardedAgent, type Resolve } from './safe-http.js';
 import type { DeliveryOutcome, RegistrationForSend, PushSender, WakeSender } from './types.js';
 import { createUnifiedPushSender } from './unifiedpush.js';
 import { createVapidSigner } from './vapid.js';
-import type { TransportName, WakePriority } from '../domain.js';
+import type { TransportName, WakePriority } from '../../domain/vocabulary.js';
 
-export type { DeferralCause, DeliveryOutcome, RegistrationForSend, WakeSender } from './types.js';
+export type { DeliveryOutcome, RegistrationForSend, WakeSender } from './types.js';
 
 export interface TransportOptions {
   /** Total time for one UnifiedPush request (10 s: an attacker-chosen endpoint must not hold a send). */
@@ -110,8 +110,8 @@ export function createSenders(config: TransportConfig, log: Logger, options: Tra
   });
   const { sender: fcm, tokens: fcmTokens } = createFcm(config, log, fcmAgent, options);
   return {
-    fcm: observe(fcm, log),
-    unifiedpush: observe(unifiedpush, log),
+    fcm: instrumentedSender(fcm, log),
+    unifiedpush: instrumentedSender(unifiedpush, log),
     fcmTokens,
     async close() {
       fcmTokens?.close();
@@ -205,13 +205,14 @@ async function judgedSend(
   const answer = await transport.send(registration, priority, signal);
   // Cut short by its activity's cancellation: the answer (if any) was never read; it says
   // nothing about the origin, and the activity records nothing.
-  if (signal?.aborted === true) return { kind: 'deferred', cause: 'failing', reason: 'send cancelled', counts: false };
+  if (signal?.aborted === true) return { kind: 'cancelled' };
   switch (answer.kind) {
     case 'delivered':
       for (const key of watched) detector.record(key, registration.id, true, now);
       return answer;
     case 'dead':
     case 'misconfigured':
+    case 'cancelled':
       return answer;
   }
   if (answer.cause === 'rate_limited') {

@@ -6,7 +6,7 @@
  * is the outage gauge's, for at most 50 origins in outage at once.
  */
 import { Counter, Gauge, Histogram } from 'prom-client';
-import { registry } from '../metrics.js';
+import { registry } from '../observability/metrics.js';
 
 export const sendDuration = new Histogram({
   name: 'push_transport_send_duration_seconds',

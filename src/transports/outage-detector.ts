@@ -30,7 +30,7 @@
  *   a failure before the request left (`token-endpoint`) or a bug of ours (`internal`) never.
  *
  * Pure and in memory; time is passed in (the workflow's clock, like every coalescing decision).
- * Replicas share their per-origin windows through PostgreSQL (transport-health.ts): `summaries`
+ * Replicas share their per-origin windows through PostgreSQL (src/worker/outage-coordinator.ts): `summaries`
  * is what this worker publishes, `setRemote` what the others published. The cross-origin rule
  * and the choice of probes use this worker's own results.
  */

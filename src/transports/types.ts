@@ -3,7 +3,7 @@
  * dead tokens returned as data, temporary failures carrying a retry delay). The send activity
  * maps the outcome to the registration's fate; retries belong to Temporal's retry policy.
  */
-import type { TransportName, WakePriority } from '../domain.js';
+import type { DeferralHold, TransportName, WakePriority } from '../../domain/vocabulary.js';
 
 /** A registration as the transports need it. Secrets: never log, never return to a workflow. */
 export interface RegistrationForSend {
@@ -29,14 +29,6 @@ export interface RegistrationForSend {
  * Whether it counts toward the ten is decided by the outage detector (outage-detector.ts).
  */
 export type FailureBlame = 'endpoint' | 'network' | 'token-endpoint' | 'internal';
-
-/**
- * Why a wake was not delivered yet (the `cause` of a `deferred` outcome): the endpoint failed
- * (`failing`), the provider asked us to wait (`rate_limited`), or the origin is in outage and
- * the wake was held back unsent (`outage`). The registration's back-off records it
- * (`push_registrations.backoff_cause`, in the same words).
- */
-export type DeferralCause = 'failing' | 'rate_limited' | 'outage';
 
 /** Sends wakes through one provider (FCM or UnifiedPush); inside src/transports only. */
 export interface PushSender {
@@ -65,7 +57,7 @@ export type DeliveryOutcome =
   | Settled
   | {
       readonly kind: 'deferred';
-      readonly cause: DeferralCause;
+      readonly cause: DeferralHold;
       readonly reason: string;
       readonly until?: number;
       readonly counts: boolean;
@@ -80,7 +72,10 @@ type Settled =
   | { readonly kind: 'dead'; readonly reason: string }
   /** Our side is wrong (no FCM credentials, credentials refused, breaker open): neither the
    *  device's fault nor fixed by retrying soon. */
-  | { readonly kind: 'misconfigured'; readonly reason: string };
+  | { readonly kind: 'misconfigured'; readonly reason: string }
+  /** The send's own cancellation (its activity's) cut it short: whatever the provider did is
+   *  not known, and nothing is recorded of it — not against the device, not against the origin. */
+  | { readonly kind: 'cancelled' };
 
 /**
  * What a provider's answer means, as a raw sender classifies it: a `DeliveryOutcome` before
@@ -109,6 +104,7 @@ export interface WakeSender {
  * never a token, an endpoint or a key.
  */
 export function providerAnswer(transport: TransportName, outcome: DeliveryOutcome): string {
+  if (outcome.kind === 'cancelled') return 'cancelled: no answer read';
   if (outcome.kind !== 'delivered') return outcome.reason;
   const name = transport === 'fcm' ? 'FCM' : 'UnifiedPush';
   return outcome.status === undefined ? `${name}: accepted` : `${name} ${outcome.status}`;

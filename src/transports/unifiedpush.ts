@@ -15,7 +15,7 @@ import { encryptForReceiver, InvalidReceiverKeysError } from './rfc8291.js';
 import { describeFailure, postWithDeadline } from './safe-http.js';
 import { type RegistrationForSend, type ProviderAnswer, type PushSender, wakePayload } from './types.js';
 import type { VapidSigner } from './vapid.js';
-import type { WakePriority } from '../domain.js';
+import type { WakePriority } from '../../domain/vocabulary.js';
 import { parseEndpointUrl } from './endpoint-url.js';
 
 export interface UnifiedPushOptions {

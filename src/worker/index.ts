@@ -5,30 +5,30 @@
  */
 import { createTemporalClient } from '../../temporal/client.js';
 import { ensureMaintenanceSchedule } from '../../temporal/schedule.js';
-import { buildWorker, connectWorker } from '../../temporal/worker.js';
+import { buildWorker, connectWorker } from './temporal-worker.js';
 import type { Worker } from '@temporalio/worker';
 import type { WorkerConfig } from '../config/index.js';
 import { checkDatabase } from '../db/check.js';
 import { openDatabase } from '../db/verify.js';
-import type { Logger } from '../log.js';
-import { attachDatabaseGauges } from '../operations/metrics-collectors.js';
-import { attachWedgedGauge } from '../operations/wedged-gauge.js';
+import type { Logger } from '../observability/log.js';
+import { attachDatabaseGauges } from './registration-gauges.js';
+import { attachWedgedGauge } from './wedged-gauge.js';
 import { wedgedRunsFlagged } from '../../temporal/wedged-workflows.js';
 import type { Client } from '@temporalio/client';
-import { installSdkRuntime } from '../operations/sdk-runtime.js';
-import { startOpsServer } from '../ops-server.js';
+import { installSdkRuntime } from './sdk-runtime.js';
+import { startOpsServer } from '../process/health-server.js';
 import { createTransports } from '../transports/index.js';
 import { originTagSecret } from '../transports/origin-label.js';
-import { startTransportHealth } from './transport-health.js';
+import { startOutageCoordinator } from './outage-coordinator.js';
 import { startTracing } from '../tracing/index.js';
 import { pendingRowTraces } from '../../activities/message-traces.js';
-import { endedUnlessStopped } from '../lifecycle.js';
-import { withTimeout } from '../with-timeout.js';
-import { errorSummary } from '../error-summary.js';
+import { endedUnlessStopped } from '../process/lifecycle.js';
+import { withTimeout } from '../async/with-timeout.js';
+import { errorSummary } from '../observability/error-summary.js';
 
 export interface RunningWorker {
   readonly opsPort: number;
-  /** Why the Temporal worker stopped polling, should it stop without `stop` (src/lifecycle.ts). */
+  /** Why the Temporal worker stopped polling, should it stop without `stop` (src/process/lifecycle.ts). */
   readonly ended: Promise<string>;
   stop(): Promise<void>;
 }
@@ -59,7 +59,13 @@ export async function startWorker(config: WorkerConfig, log: Logger): Promise<Ru
     temporal: temporal.client,
     ...(tracing === undefined ? {} : { tracing, messageTraces: pendingRowTraces(pool) }),
   });
-  const health = startTransportHealth({ pool, transports, temporal: temporal.client, taskQueue, log: log.child({ component: 'transport-health' }) });
+  const health = startOutageCoordinator({
+    pool,
+    transports,
+    temporal: temporal.client,
+    taskQueue,
+    log: log.child({ component: 'outage-coordinator' }),
+  });
   let stopping = false;
   const running = worker.run();
   const watch = watchState(worker, () => stopping);

@@ -1,5 +1,5 @@
 /**
- * The SQL of an outage's end and of its probes (the loop is transport-health.ts).
+ * The SQL of an outage's end and of its probes (the loop is outage-coordinator.ts).
  *
  * Recovery clears the back-off of every registration an outage held back (`backoff_origin`),
  * a page at a time by keyset — `backoff_origin = $origin AND id > $last ORDER BY id` on the
@@ -18,7 +18,7 @@
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { DatabasePool } from '../db/pool.js';
-import { transportNameSchema } from '../domain.js';
+import { transportNameSchema } from '../../domain/vocabulary.js';
 import type { OriginKey } from '../transports/outage-detector.js';
 
 export const recoveryPage = 500;

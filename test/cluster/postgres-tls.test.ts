@@ -13,7 +13,7 @@ import { createCertificateAuthority } from '../../devstack/pki.js';
 import { startPostgres, stopPostgres, removeCluster } from '../../devstack/postgres.js';
 import { ensureDatabase } from '../../devstack/services.js';
 import { findBinaries } from '../../devstack/tools.js';
-import { runCli } from '../integration/product/cli.js';
+import { runCli } from '../integration/stack/cli.js';
 import { freePort } from '../../devstack/ports.js';
 import { serviceEnv, startProcess, waitReady } from '../support/processes.js';
 

@@ -4,14 +4,14 @@
  * (syntax, expressions, templates), and `promtool test rules` with test/deploy/alert-rules.test.yaml
  * — series on which each alert fires and series on which it must not. Every alert has both
  * kinds of case there, or this fails naming it. (That the docs' alert table names the same
- * alerts is test/unit/product/alert-rules.test.ts.)
+ * alerts is test/unit/docs/alert-rules.test.ts.)
  */
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/process/paths.js';
 import { chartDir, runTool, tool } from './chart.js';
 
 const rulesFile = path.join(chartDir, 'files', 'alert-rules.yaml');

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/process/paths.js';
 
 const run = promisify(execFile);
 

@@ -29,7 +29,7 @@ import { writeSchemaSet, type SchemaSet } from './kubernetes-schemas.js';
 import { secretVariables as secrets } from '../../src/config/env.js';
 import { variablesRead } from '../../src/config/index.js';
 import { defaultBacklogMs } from '../../src/config/sections/pacing.js';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/process/paths.js';
 
 type Process = 'api' | 'worker' | 'bridge' | 'migrate';
 

@@ -21,7 +21,7 @@ import { migrateUp, readMigrations } from '../../src/db/migrate.js';
 import { hostStandInMigrationsDir, serviceMigrationsDir } from '../../src/db/migrations.js';
 import { createDatabasePool, type DatabasePool } from '../../src/db/pool.js';
 import { waitFor } from '../../devstack/daemons.js';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/process/paths.js';
 import { createDeviceKeys, startDistributor, type LocalDistributor } from '../../simulator/distributor.js';
 import { hostFixtures } from '../support/host-fixtures.js';
 import { signDeviceToken, testJwtSecret } from '../support/jwt.js';
@@ -59,9 +59,9 @@ describe('deploy/build.sh: what the image holds', () => {
     for (const entry of ['api', 'worker', 'bridge', 'migrate', 'push-admin'])
       expect(existsSync(path.join(app, 'dist', 'src', 'bin', `${entry}.js`)), entry).toBe(true);
     expect(readFileSync(path.join(app, 'dist', 'workflow-bundle.js'), 'utf8')).toContain('registrationWorkflow');
-    expect(sortedEntries(path.join(app, 'dist'))).toEqual(['activities', 'src', 'temporal', 'workflow-bundle.js', 'workflows']);
+    expect(sortedEntries(path.join(app, 'dist'))).toEqual(['activities', 'domain', 'src', 'temporal', 'workflow-bundle.js']);
     // Only what the entry points import: the dev stack, its stand-ins, the simulator, the benchmarks and the operators' tools are not.
-    expect(sortedEntries(path.join(app, 'dist')).filter((e) => ['devstack', 'simulator', 'bench', 'ops'].includes(e))).toEqual([]);
+    expect(sortedEntries(path.join(app, 'dist')).filter((e) => ['devstack', 'simulator', 'bench', 'capacity'].includes(e))).toEqual([]);
     expect(sortedEntries(path.join(app, 'dist', 'src', 'bin')).filter((f) => f.endsWith('.js'))).toEqual([
       'api.js',
       'bridge.js',

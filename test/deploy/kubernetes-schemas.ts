@@ -13,7 +13,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/process/paths.js';
 
 type Schema = { [key: string]: unknown };
 

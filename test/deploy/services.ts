@@ -9,7 +9,7 @@ import path from 'node:path';
 import { removeCluster } from '../../devstack/postgres.js';
 import { ensureDatabase, startBackingServices, stopEverything } from '../../devstack/services.js';
 import { findBinaries } from '../../devstack/tools.js';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/process/paths.js';
 import { freePort } from '../../devstack/ports.js';
 import { cleanStaleTestRuns } from '../support/stale-runs.js';
 

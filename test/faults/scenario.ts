@@ -25,7 +25,7 @@ import { createDatabasePool } from '../../src/db/pool.js';
 import { waitFor } from '../../devstack/daemons.js';
 import { deviceApi } from '../../simulator/api-client.js';
 import { maintenanceScheduleId, registrationWorkflowId } from '../../temporal/names.js';
-import { stateQuery } from '../../workflows/registration-messages.js';
+import { stateQuery } from '../../temporal/registration-messages.js';
 import type { FaultStack } from '../support/fault-stack.js';
 import { nextId } from '../support/host-fixtures.js';
 import { claimListener, installAudit, readAudit, type ClaimListener } from './audit.js';

@@ -19,7 +19,7 @@ import { golangMigrateLockId, migrateUp, type Migration } from '../../src/db/mig
 import { hostStandInMigrationsDir, serviceMigrations, serviceMigrationsDir } from '../../src/db/migrations.js';
 import { waitFor } from '../../devstack/daemons.js';
 import { findGoTool } from '../../devstack/tools.js';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/process/paths.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { previousVersions, type PreviousVersion } from '../support/previous-versions.js';
 

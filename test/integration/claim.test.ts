@@ -10,7 +10,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createRegistrationActivities } from '../../activities/registration.js';
 import { createDatabasePool } from '../../src/db/pool.js';
 import { waitFor } from '../../devstack/daemons.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/observability/log.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 
 const minIntervalMs = 15_000;

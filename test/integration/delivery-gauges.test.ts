@@ -8,10 +8,10 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRegistrationActivities } from '../../activities/registration.js';
-import { repeatedlyUndrainedAfter } from '../../src/domain.js';
+import { repeatedlyUndrainedAfter } from '../../domain/vocabulary.js';
 import { drainPending } from '../../src/api/drain.js';
-import { createLogger } from '../../src/log.js';
-import { flaggedCounts } from '../../src/operations/metrics-collectors.js';
+import { createLogger } from '../../src/observability/log.js';
+import { flaggedCounts } from '../../src/worker/registration-gauges.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 
 let db: TestDatabase;

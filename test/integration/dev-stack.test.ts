@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { daemonPid } from '../../devstack/daemons.js';
 import { removeCluster } from '../../devstack/postgres.js';
 import { createServiceAccount } from '../../devstack/stand-ins/google-oauth.js';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/process/paths.js';
 import { signDeviceToken } from '../support/jwt.js';
 import { freePort } from '../../devstack/ports.js';
 

@@ -13,7 +13,7 @@ import type { MaintenanceInput } from '../../workflows/maintenance.js';
 import { signalRegistered } from '../../temporal/registration-workflows.js';
 import { ensureMaintenanceSchedule } from '../../temporal/schedule.js';
 import type { MaintenanceReport } from '../../workflows/maintenance.js';
-import { stateQuery } from '../../workflows/registration-messages.js';
+import { stateQuery } from '../../temporal/registration-messages.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { startDevWorker, type DevWorker } from '../support/dev-worker.js';
 import { createDeviceKeys, startDistributor, type FakeDistributor } from '../../simulator/distributor.js';

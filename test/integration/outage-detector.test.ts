@@ -19,15 +19,16 @@ import pg from 'pg';
 import { sql } from 'slonik';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
-import { createRegistrationActivities, maxConsecutiveFailures, type SendResult } from '../../activities/registration.js';
+import { createRegistrationActivities, type SendResult } from '../../activities/registration.js';
+import { maxConsecutiveFailures } from '../../domain/backoff.js';
 import { fcmError, startFakeFcm, type FakeFcm } from '../../devstack/stand-ins/fcm.js';
 import { createServiceAccount, startGoogleOAuth, type FakeGoogleOAuth } from '../../devstack/stand-ins/google-oauth.js';
 import { loadConfig } from '../../src/config/index.js';
-import type { TransportName, WakePriority } from '../../src/domain.js';
+import type { TransportName, WakePriority } from '../../domain/vocabulary.js';
 import { createTransports, type Transports } from '../../src/transports/index.js';
 import { createOriginLabeler } from '../../src/transports/origin-label.js';
 import { createOutageDetector, originKey } from '../../src/transports/outage-detector.js';
-import { startTransportHealth } from '../../src/worker/transport-health.js';
+import { startOutageCoordinator } from '../../src/worker/outage-coordinator.js';
 import { clearOutageBackoffs, recoveryPage, releaseProbe } from '../../src/worker/outage-recovery.js';
 import { createDeviceKeys, startDistributor, type FakeDistributor } from '../../simulator/distributor.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
@@ -307,7 +308,7 @@ describe('the end of an outage and the locks of others', () => {
     let outageEnded: (key: string) => void = () => undefined;
     const connection = await Connection.connect({ address: inject('temporalAddress') });
     cleanups.push(() => connection.close());
-    const health = startTransportHealth({
+    const health = startOutageCoordinator({
       pool: db.pool,
       transports: {
         detector,

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { freePort } from '../../devstack/ports.js';
 import { nonJsonLines, serviceEnv, startProcess, waitReady } from '../support/processes.js';
-import { serviceVersion } from '../../src/version.js';
+import { serviceVersion } from '../../src/process/version.js';
 
 let db: TestDatabase;
 beforeAll(async () => {

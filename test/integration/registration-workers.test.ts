@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { waitFor } from '../../devstack/daemons.js';
 import { registrationWorkflowId } from '../../temporal/names.js';
 import { signalPending, signalRegistered } from '../../temporal/registration-workflows.js';
-import type { DeviceIdentity } from '../../src/domain.js';
+import type { DeviceIdentity } from '../../domain/vocabulary.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 import { startDevWorker, type DevWorker } from '../support/dev-worker.js';
 import { createDeviceKeys, startDistributor, type FakeDistributor } from '../../simulator/distributor.js';

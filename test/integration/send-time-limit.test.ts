@@ -1,6 +1,6 @@
 /**
  * One send attempt at a time: the send activity's time limit covers its worst case (an OAuth
- * token, the POST, a 401, a fresh token, the POST again: workflows/send-time-limit.ts), and a
+ * token, the POST, a 401, a fresh token, the POST again: domain/send-time-limit.ts), and a
  * cancelled attempt (its time-out, a worker shutting down) aborts its request and records
  * nothing, so that no two attempts send, delete or back off at once.
  */
@@ -14,9 +14,9 @@ import { waitFor } from '../../devstack/daemons.js';
 import { createFcmStandIn, googleStatusError } from '../../devstack/stand-ins/fcm.js';
 import { createGoogleOAuth, createServiceAccount } from '../../devstack/stand-ins/google-oauth.js';
 import { loadConfig } from '../../src/config/index.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/observability/log.js';
 import { createTransports } from '../../src/transports/index.js';
-import { requestDeadlineMs, sendAttemptTimeoutMs } from '../../workflows/send-time-limit.js';
+import { requestDeadlineMs, sendAttemptTimeoutMs } from '../../domain/send-time-limit.js';
 import { createDeviceKeys, startDistributor } from '../../simulator/distributor.js';
 import { startServer } from '../../simulator/loopback-server.js';
 import { registrationWorkflowId } from '../../temporal/names.js';

@@ -10,19 +10,14 @@ import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { messageToWake, wakes } from '../../activities/metrics.js';
-import {
-  createRegistrationActivities,
-  maxConsecutiveFailures,
-  misconfiguredMaxMs,
-  misconfiguredOrigin,
-  misconfiguredRetryMs,
-} from '../../activities/registration.js';
+import { createRegistrationActivities } from '../../activities/registration.js';
+import { maxConsecutiveFailures, misconfiguredMaxMs, misconfiguredOrigin, misconfiguredRetryMs } from '../../domain/backoff.js';
 import { upsertRegistration } from '../../src/api/registration-store.js';
 import { createDatabasePool } from '../../src/db/pool.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/observability/log.js';
 import type { DeliveryOutcome, WakeSender } from '../../src/transports/types.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
-import type { TransportName } from '../../src/domain.js';
+import type { TransportName } from '../../domain/vocabulary.js';
 
 let db: TestDatabase;
 beforeAll(async () => {

@@ -1,17 +1,17 @@
 /**
- * The claim's SQL decides the wake policy inside one conditional UPDATE; workflows/wake-policy.ts
- * states it. Here they are held equal: generated gates — every column the rule reads, times
+ * The claim's SQL decides the wake policy inside one conditional UPDATE; domain/wake-policy.ts
+ * states it. Here they are held equal: generated snapshots — every column the rule reads, times
  * on and around each boundary — are written to PostgreSQL, claimed by the real activity, and
- * the outcome compared with `wakeVerdict` on the same gate. A rule changed in one place and
- * not in the other fails here with the gate that tells them apart.
+ * the outcome compared with `wakeVerdict` on the same snapshot. A rule changed in one place and
+ * not in the other fails here with the snapshot that tells them apart.
  */
 import fc from 'fast-check';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRegistrationActivities } from '../../activities/registration.js';
-import { createLogger } from '../../src/log.js';
-import { budgetSpent, budgeted, wakeVerdict, type DeviceGate, type WakePolicy } from '../../workflows/wake-policy.js';
+import { createLogger } from '../../src/observability/log.js';
+import { budgetSpent, budgeted, wakeVerdict, type DeviceSnapshot, type WakePolicy } from '../../domain/wake-policy.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
 
 const now = Date.parse('2026-12-04T12:00:00.000Z');
@@ -47,8 +47,8 @@ const policies: fc.Arbitrary<WakePolicy> = fc.record({
 
 interface Case {
   readonly policy: WakePolicy;
-  readonly gate: DeviceGate;
-  /** What the row holds (the gate's `lastWokenAt` is the later of it and `wokenAt`). */
+  readonly snapshot: DeviceSnapshot;
+  /** What the row holds (the snapshot's `lastWokenAt` is the later of it and `wokenAt`). */
   readonly lastWokenAtRow: number | null;
   readonly wokenAt: number | undefined;
   /** The pending rows: none, a server channel's, a DM's, or both. */
@@ -84,7 +84,7 @@ const cases: fc.Arbitrary<Case> = policies.chain((policy) => {
         lastWokenAtRow,
         wokenAt: c.wokenAt,
         pending: c.pending,
-        gate: {
+        snapshot: {
           transport: c.transport,
           outstanding: c.outstanding,
           lastWakePriority: c.lastWakePriority,
@@ -109,12 +109,12 @@ const afterRow = z.object({
 const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 
 async function writeGate(c: Case): Promise<string> {
-  const { gate } = c;
+  const { snapshot } = c;
   await db.pool.query(sql.unsafe`DELETE FROM push_registrations`);
   const id = await db.pool.oneFirst(sql.type(z.object({ id: z.string() }))`
     INSERT INTO push_registrations (user_id, device_id, transport, token, wake_outstanding, last_woken_at, last_wake_priority, backoff_until, fcm_budget_tat, test_wake_pending)
-    VALUES (1, 'phone', ${gate.transport}, 'token-or-endpoint', ${gate.outstanding}, ${iso(c.lastWokenAtRow)}, ${gate.lastWakePriority},
-            ${iso(gate.backoffUntil)}, ${iso(gate.budgetTat)}, ${gate.testWake})
+    VALUES (1, 'phone', ${snapshot.transport}, 'token-or-endpoint', ${snapshot.outstanding}, ${iso(c.lastWokenAtRow)}, ${snapshot.lastWakePriority},
+            ${iso(snapshot.backoffUntil)}, ${iso(snapshot.budgetTat)}, ${snapshot.testWake})
     RETURNING id::text AS id`);
   const rows: Array<[number, boolean]> = [];
   if (c.pending === 'channel' || c.pending === 'both') rows.push([10, false]);
@@ -136,29 +136,29 @@ function claimer(policy: WakePolicy) {
 }
 
 describe('the claim SQL and the wake policy', () => {
-  it('agree on every generated gate: claimed iff due, the same priority, and the same answer when refused', async () => {
+  it('agree on every generated snapshot: claimed iff due, the same priority, and the same answer when refused', async () => {
     await fc.assert(
       fc.asyncProperty(cases, async (c) => {
         await writeGate(c);
-        const verdict = wakeVerdict(c.policy, c.gate, now);
+        const verdict = wakeVerdict(c.policy, c.snapshot, now);
         const result = await claimWake(c);
         expect(result.status).toBe(verdict.due ? 'claimed' : 'not-claimed');
         if (result.status === 'gone') return;
         // Refused while a wake is outstanding: the priority to send it again with is the one it was claimed with.
-        const recorded = result.status === 'not-claimed' && c.gate.outstanding ? (c.gate.lastWakePriority ?? 'high') : verdict.priority;
+        const recorded = result.status === 'not-claimed' && c.snapshot.outstanding ? (c.snapshot.lastWakePriority ?? 'high') : verdict.priority;
         expect(result.priority).toBe(recorded);
         const after = await db.pool.one(sql.type(afterRow)`
           SELECT wake_outstanding, last_woken_at, last_wake_priority, fcm_budget_tat FROM push_registrations`);
         if (result.status === 'claimed') {
           expect(after).toMatchObject({ wake_outstanding: true, last_wake_priority: verdict.priority });
           expect(after.last_woken_at?.getTime()).toBe(now);
-          const spent = budgeted(c.policy, c.gate.transport) ? budgetSpent(c.policy.fcmBudget, c.gate.budgetTat, now) : c.gate.budgetTat;
+          const spent = budgeted(c.policy, c.snapshot.transport) ? budgetSpent(c.policy.fcmBudget, c.snapshot.budgetTat, now) : c.snapshot.budgetTat;
           expect(after.fcm_budget_tat?.getTime() ?? null).toBe(spent);
         } else {
           expect(result.readyAt ?? null).toBe(verdict.readyAt);
           expect(result.heldBack).toBe(verdict.heldBack);
           expect(after.last_woken_at?.getTime() ?? null).toBe(c.lastWokenAtRow);
-          expect(after.fcm_budget_tat?.getTime() ?? null).toBe(c.gate.budgetTat);
+          expect(after.fcm_budget_tat?.getTime() ?? null).toBe(c.snapshot.budgetTat);
         }
       }),
       { numRuns: 2_000 },
@@ -168,12 +168,12 @@ describe('the claim SQL and the wake policy', () => {
   it('a claim retried at its own time is answered "claimed" again and spends nothing more, whatever the policy says now', async () => {
     await fc.assert(
       fc.asyncProperty(cases, async (c) => {
-        if (!c.gate.hasPending && !c.gate.testWake) return;
+        if (!c.snapshot.hasPending && !c.snapshot.testWake) return;
         await writeGate({
           ...c,
           lastWokenAtRow: null,
           wokenAt: undefined,
-          gate: { ...c.gate, outstanding: false, lastWokenAt: null, backoffUntil: null },
+          snapshot: { ...c.snapshot, outstanding: false, lastWokenAt: null, backoffUntil: null },
         });
         const claimWake = claimer(c.policy);
         const first = await claimWake({ userId: '1', deviceId: 'phone', now });

@@ -6,7 +6,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
-import { buildWorker, createLogger, createTransports, loadConfig, startTransportHealth, type Transports } from '../../src/testing.js';
+import { buildWorker, createLogger, createTransports, loadConfig, startOutageCoordinator, type Transports } from '../../src/testing.js';
 import type { TestDatabase } from './database.js';
 import './provided.js';
 
@@ -52,7 +52,7 @@ export async function startDevWorker(
     temporal: client,
     overrides: { ...(options.identity === undefined ? {} : { identity: options.identity }), maxCachedWorkflows: 100, shutdownGraceTime: '2s' },
   });
-  const health = startTransportHealth({ pool: db.pool, transports, temporal: client, taskQueue: options.taskQueue, log, intervalMs: 1_000 });
+  const health = startOutageCoordinator({ pool: db.pool, transports, temporal: client, taskQueue: options.taskQueue, log, intervalMs: 1_000 });
   const running = worker.run();
   return {
     client,

@@ -31,7 +31,7 @@ import { ensureDatabase, startBackingServices, stopEverything, type BackingServi
 import { startTemporalDevServer, temporalDaemon } from '../../devstack/temporal.js';
 import { startTemporalServer, temporalServerDaemon } from '../../devstack/temporal-server.js';
 import { findBinaries, findTemporalServer, type Binaries } from '../../devstack/tools.js';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/process/paths.js';
 import { testJwtSecret } from './jwt.js';
 import { freePort } from '../../devstack/ports.js';
 import { cleanStaleTestRuns } from './stale-runs.js';

@@ -11,7 +11,7 @@ import { serviceMigrations } from '../../src/db/migrations.js';
 import { startPostgres, stopPostgres, removeCluster } from '../../devstack/postgres.js';
 import { ensureDatabase } from '../../devstack/services.js';
 import { findBinaries } from '../../devstack/tools.js';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/process/paths.js';
 import { freePort } from '../../devstack/ports.js';
 import { cleanStaleTestRuns } from './stale-runs.js';
 import './provided.js';

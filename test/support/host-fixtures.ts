@@ -19,7 +19,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { sql, type DatabasePool, type DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
 import type { ChannelType, HostData } from '../../src/permissions/host-data.js';
-import type { TransportName } from '../../src/domain.js';
+import type { TransportName } from '../../domain/vocabulary.js';
 
 /** Unique decimal snowflakes: a random 40-bit prefix per process, then a counter. */
 export const nextId: () => string = (() => {

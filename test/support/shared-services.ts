@@ -12,7 +12,7 @@ import { serviceMigrations } from '../../src/db/migrations.js';
 import { removeCluster } from '../../devstack/postgres.js';
 import { ensureDatabase, startBackingServices, stopEverything, type TemporalEngine } from '../../devstack/services.js';
 import { findBinaries } from '../../devstack/tools.js';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/process/paths.js';
 import { freePort } from '../../devstack/ports.js';
 import { cleanStaleTestRuns } from './stale-runs.js';
 import './provided.js';

@@ -6,7 +6,7 @@ import { existsSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { isAlive } from '../../devstack/daemons.js';
 import { stopEverything } from '../../devstack/services.js';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/process/paths.js';
 import { removeCluster } from '../../devstack/postgres.js';
 
 export async function cleanStaleTestRuns(pgBin: string): Promise<void> {

@@ -28,9 +28,9 @@ import {
   signalDrained,
   signalPending,
   signalRegistered,
-  startTransportHealth,
+  startOutageCoordinator,
   stateQuery,
-  type TransportHealth,
+  type OutageCoordinator,
   type TransportName,
   type Transports,
 } from '../../src/testing.js';
@@ -90,7 +90,7 @@ export async function startFakeGoogle(): Promise<FakeGoogle> {
 }
 
 export class WorkflowHarness {
-  private worker: { worker: Worker; running: Promise<void>; health: TransportHealth } | undefined;
+  private worker: { worker: Worker; running: Promise<void>; health: OutageCoordinator } | undefined;
   private nextUser = 1;
   private devices: Device[] = [];
   private nextMessage = 1_000;
@@ -173,7 +173,7 @@ export class WorkflowHarness {
     // `skip`): its signals must not race the time-skipping server's timers any more than a
     // test's own signals do.
     const transports = this.transports;
-    const health = startTransportHealth({
+    const health = startOutageCoordinator({
       pool: this.db.pool,
       transports,
       temporal: this.env.client,

@@ -1,20 +1,20 @@
 /**
  * One version per release: package.json's `version` (semantic versioning) is what the Helm
- * chart's `version` and `appVersion` say, what `/healthz` answers (src/version.ts reads it),
+ * chart's `version` and `appVersion` say, what `/healthz` answers (src/process/version.ts reads it),
  * and the newest entry of CHANGELOG.md. The image labels take it from package.json too.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { projectRoot } from '../../src/paths.js';
-import { serviceVersion } from '../../src/version.js';
+import { projectRoot } from '../../src/process/paths.js';
+import { serviceVersion } from '../../src/process/version.js';
 
 const read = (file: string) => readFileSync(path.join(projectRoot, file), 'utf8');
 const semver = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?$/;
 
 describe('the release version', () => {
-  it('is a semantic version, the one src/version.ts serves', () => {
+  it('is a semantic version, the one src/process/version.ts serves', () => {
     const { version } = JSON.parse(read('package.json')) as { version: string };
     expect(version).toMatch(semver);
     expect(serviceVersion).toBe(version);

@@ -16,7 +16,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { serviceMigrationsDir } from '../../src/db/migrations.js';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/process/paths.js';
 import { previousVersions } from '../support/previous-versions.js';
 
 const git = (...args: string[]) => execFileSync('git', ['-C', projectRoot, ...args], { encoding: 'utf8', maxBuffer: 16 << 20 });

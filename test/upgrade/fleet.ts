@@ -12,7 +12,7 @@ import type { FakeFcm } from '../../devstack/stand-ins/fcm.js';
 import { sleep } from '../../devstack/daemons.js';
 import { createDeviceKeys, type DeviceKeys, type FakeDistributor } from '../../simulator/distributor.js';
 import type { DrainItem } from '../../simulator/api-client.js';
-import type { TransportName } from '../../src/domain.js';
+import type { TransportName } from '../../domain/vocabulary.js';
 import { nextId } from '../support/host-fixtures.js';
 import { signDeviceToken, testJwtSecret } from '../support/jwt.js';
 

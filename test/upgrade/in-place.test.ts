@@ -8,7 +8,7 @@
  * old processes run, the worker, the rest one replica at a time, `push-admin restart --wedged`.
  *
  * Checked: every device is woken when its rules say — the time the wake policy
- * (workflows/wake-policy.ts) gives for the device as PostgreSQL held it when the workers were
+ * (domain/wake-policy.ts) gives for the device as PostgreSQL held it when the workers were
  * replaced, not before it and not long after; `GET` and `PUT /api/push/registration` never
  * answer 5xx, before, during or after; nothing is lost — every message published is drained,
  * exactly, by its phone; nothing is wedged; and a deleted registration stays deleted.
@@ -27,12 +27,12 @@ import { createServiceAccount, startGoogleOAuth, type FakeGoogleOAuth } from '..
 import { startDistributor } from '../../simulator/distributor.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createDatabasePool } from '../../src/db/pool.js';
-import { transportNameSchema } from '../../src/domain.js';
-import { projectRoot } from '../../src/paths.js';
+import { transportNameSchema } from '../../domain/vocabulary.js';
+import { projectRoot } from '../../src/process/paths.js';
 import { VIEW_CHANNEL } from '../../src/permissions/flags.js';
 import { maintenanceScheduleId, registrationWorkflowId } from '../../temporal/names.js';
 import { countWedged } from '../../temporal/wedged-workflows.js';
-import { gateOf, wakeVerdict, type WakePolicy } from '../../workflows/wake-policy.js';
+import { snapshotOf, wakeVerdict, type WakePolicy } from '../../domain/wake-policy.js';
 import { startFaultStack } from '../support/fault-stack.js';
 import { hostFixtures, nextId } from '../support/host-fixtures.js';
 import { preparePreviousVersion, previousVersions, type PreviousVersion } from '../support/previous-versions.js';
@@ -337,7 +337,7 @@ async function verdictOf(pool: DatabasePool, policy: WakePolicy, p: Phone, now =
            EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = r.id) AS has_pending,
            EXISTS (SELECT 1 FROM push_pending p WHERE p.registration_id = r.id AND p.is_dm) AS dm_pending
     FROM push_registrations r WHERE r.user_id = ${p.userId} AND r.device_id = ${p.deviceId}`);
-  return row === null ? null : wakeVerdict(policy, gateOf(row), now);
+  return row === null ? null : wakeVerdict(policy, snapshotOf(row), now);
 }
 
 async function heldByOutage(pool: DatabasePool, phones: readonly Phone[]): Promise<number> {

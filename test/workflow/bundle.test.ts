@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
-import { workflowInterceptorModules, workflowsSourcePath } from '../../temporal/worker.js';
+import { workflowInterceptorModules, workflowsSourcePath } from '../../src/worker/temporal-worker.js';
 
 const silent = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 

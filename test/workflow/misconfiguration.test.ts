@@ -9,7 +9,7 @@
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { misconfiguredOrigin } from '../../activities/registration.js';
+import { misconfiguredOrigin } from '../../domain/backoff.js';
 import { wakes } from '../../activities/metrics.js';
 import { WorkflowHarness } from '../support/workflow-harness.js';
 

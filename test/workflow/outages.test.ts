@@ -9,9 +9,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../../devstack/daemons.js';
 import { startServer } from '../../simulator/loopback-server.js';
 import { fcmError, type FcmAnswer } from '../../devstack/stand-ins/fcm.js';
-import { maxConsecutiveFailures } from '../../activities/registration.js';
+import { maxConsecutiveFailures } from '../../domain/backoff.js';
 import { minIntervalMs, rewakeAfterMs, WorkflowHarness, type Device } from '../support/workflow-harness.js';
-import type { TransportName } from '../../src/domain.js';
+import type { TransportName } from '../../domain/vocabulary.js';
 
 let h: WorkflowHarness;
 beforeAll(async () => {

@@ -30,7 +30,7 @@ function expectGap(gap: number, ms: number): void {
   expect(gap).toBeLessThan(ms + minIntervalMs);
 }
 
-const lastWake = async (device: Parameters<WorkflowHarness['state']>[0]) => Date.parse((await h.state(device)).lastWakeAt ?? 'NaN');
+const lastWake = async (device: Parameters<WorkflowHarness['state']>[0]) => Date.parse((await h.state(device)).lastWokenAt ?? 'NaN');
 
 describe('registration workflow', () => {
   it('wakes once for a server-channel message at normal priority, with the constant wake', async () => {

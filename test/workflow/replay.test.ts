@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
-import { workflowInterceptorModules, workflowsSourcePath } from '../../temporal/worker.js';
+import { workflowInterceptorModules, workflowsSourcePath } from '../../src/worker/temporal-worker.js';
 import { workflowSpanSinks } from '../../temporal/tracing.js';
 import { previousVersions } from '../support/previous-versions.js';
 

@@ -6,7 +6,7 @@
  */
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { workflowsSourcePath } from '../../temporal/worker.js';
+import { workflowsSourcePath } from '../../src/worker/temporal-worker.js';
 import { minIntervalMs, rewakeAfterMs, WorkflowHarness } from '../support/workflow-harness.js';
 
 let h: WorkflowHarness;
@@ -25,13 +25,13 @@ describe('registration workflow across workers', () => {
     // Mid-cycle: the wake is recorded and the re-wake timer armed, no task in flight.
     await h.until(device, 'the re-wake armed', (s) => s.outstanding && s.nextTimer?.reason === 'rewake');
     await h.settle();
-    const first = Date.parse((await h.state(device)).lastWakeAt!);
+    const first = Date.parse((await h.state(device)).lastWokenAt!);
     await h.stopWorker();
     await h.skip(rewakeAfterMs / 2); // time passes with no worker at all
     await h.startWorker();
     await h.skip(rewakeAfterMs / 2);
     await h.untilWakes(device, 2);
-    const second = Date.parse((await h.state(device)).lastWakeAt!);
+    const second = Date.parse((await h.state(device)).lastWokenAt!);
     // The re-wake timer's wake (a timer re-armed by the new worker would come rewakeAfterMs / 2
     // later); not a latency bound: the claim's workflow time includes the task's scheduling.
     expect(second - first).toBeGreaterThanOrEqual(rewakeAfterMs);

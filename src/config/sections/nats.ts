@@ -3,7 +3,7 @@
  * password, or a token) and TLS (a CA file makes TLS required; a client certificate for
  * servers that verify clients). Files are read and checked at start.
  */
-import { parseRfc3339 } from '../../bridge/event.js';
+import { parseRfc3339 } from '../../../domain/rfc3339.js';
 import { ConfigError } from '../errors.js';
 import { readFile } from '../env.js';
 import { section } from '../section.js';

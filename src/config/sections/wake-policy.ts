@@ -1,9 +1,9 @@
 /**
- * The wake policy's settings (workflows/wake-policy.ts owns the rule): the coalescing
+ * The wake policy's settings (domain/wake-policy.ts owns the rule): the coalescing
  * intervals and the per-device FCM wake budget (docs/transports.md). The worker enforces them;
  * push-admin reads them to show a device's budget and why its wakes wait.
  */
-import type { WakePolicy } from '../../../workflows/wake-policy.js';
+import type { WakePolicy } from '../../../domain/wake-policy.js';
 import { ConfigError } from '../errors.js';
 import { section } from '../section.js';
 import { integer } from '../vars.js';

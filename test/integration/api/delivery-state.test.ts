@@ -8,8 +8,9 @@
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRegistrationActivities } from '../../../activities/registration.js';
-import { createLogger } from '../../../src/log.js';
-import type { DeferralCause, DeliveryOutcome } from '../../../src/transports/types.js';
+import { createLogger } from '../../../src/observability/log.js';
+import type { DeferralHold } from '../../../domain/vocabulary.js';
+import type { DeliveryOutcome } from '../../../src/transports/types.js';
 import { startTestApi, type TestApi } from '../../support/api.js';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
 import { signDeviceToken, testJwtSecret } from '../../support/jwt.js';
@@ -106,7 +107,7 @@ async function nextWakeDue(device: Phone): Promise<void> {
 
 const ok = { state: 'ok', failures: 0, wakes_since_drain: 0, priority_lowered: false };
 
-const deferred = (cause: DeferralCause, extra: Partial<Extract<DeliveryOutcome, { kind: 'deferred' }>> = {}): DeliveryOutcome => ({
+const deferred = (cause: DeferralHold, extra: Partial<Extract<DeliveryOutcome, { kind: 'deferred' }>> = {}): DeliveryOutcome => ({
   kind: 'deferred',
   cause,
   reason: `test ${cause}`,

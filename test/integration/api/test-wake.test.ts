@@ -3,7 +3,7 @@
  * says a test wake is pending, the workflow is signalled `pending` — and answers 202 with the
  * registration as `GET` shows it, so a test wake held back says why. At most one per device per
  * minute, whichever api replica is asked: a second is 429 with `Retry-After`, and changes nothing.
- * (That the wake goes out and the phone drains it: test/integration/product/test-wake.test.ts.)
+ * (That the wake goes out and the phone drains it: test/integration/stack/test-wake.test.ts.)
  */
 import { sql } from 'slonik';
 import { z } from 'zod';

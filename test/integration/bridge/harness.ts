@@ -17,7 +17,7 @@ import { z } from 'zod';
 import { startEventBridge, type EventBridge, type EventBridgeOptions } from '../../../src/bridge/event-bridge.js';
 import { bridgeMetrics, type EventOutcome } from '../../../src/bridge/metrics.js';
 import { waitFor } from '../../../devstack/daemons.js';
-import type { Logger } from '../../../src/log.js';
+import type { Logger } from '../../../src/observability/log.js';
 import { registrationWorkflowId } from '../../../temporal/names.js';
 import '../../support/provided.js';
 

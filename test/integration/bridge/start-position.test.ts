@@ -8,7 +8,7 @@ import { jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstre
 import { sql } from 'slonik';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { processedEventRetentionMs } from '../../../activities/maintenance.js';
+import { processedEventRetentionMs } from '../../../domain/retention.js';
 import { ledgerOutlivesStream, type EventBridge } from '../../../src/bridge/event-bridge.js';
 import { messageCreateSubjects } from '../../../src/bridge/intake.js';
 import { VIEW_CHANNEL } from '../../../src/permissions/flags.js';

@@ -10,7 +10,7 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestIdOf, requestLog } from '../../../src/api/request-log.js';
-import { createLogger } from '../../../src/log.js';
+import { createLogger } from '../../../src/observability/log.js';
 
 const lines: Array<Record<string, unknown>> = [];
 let server: Server;

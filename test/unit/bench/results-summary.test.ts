@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { benchmarksMarkdown } from '../../../bench/report-markdown.js';
 import { readResults, summaryFile, summaryOf, type Results } from '../../../bench/results.js';
 import { setupProseDir } from '../../../bench/setup-prose.js';
-import { projectRoot } from '../../../src/paths.js';
+import { projectRoot } from '../../../src/process/paths.js';
 
 const summary = readResults(summaryFile)!;
 

@@ -10,7 +10,7 @@ import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { placeholdersOf, renderProse, renderSetup, setupChapter, setupProse, setupProseDir } from '../../../bench/setup-prose.js';
-import { projectRoot } from '../../../src/paths.js';
+import { projectRoot } from '../../../src/process/paths.js';
 
 const setupFiles = readdirSync(setupProseDir)
   .filter((f) => f.endsWith('.md'))

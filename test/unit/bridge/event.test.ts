@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { channelOfSubject, parseMessageEvent, parseRfc3339 } from '../../../src/bridge/event.js';
+import { channelOfSubject, parseMessageEvent } from '../../../src/bridge/event.js';
+import { parseRfc3339 } from '../../../domain/rfc3339.js';
 
 const encode = (value: unknown) => new TextEncoder().encode(typeof value === 'string' ? value : JSON.stringify(value));
 const valid = { id: '1310000000000000001', channel_id: '42', author_id: '7', created_at: '2026-10-15T12:00:00.123Z' };

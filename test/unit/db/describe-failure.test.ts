@@ -10,7 +10,7 @@ import { checkDatabase } from '../../../src/db/check.js';
 import { describeDatabaseFailure } from '../../../src/db/describe-failure.js';
 import type { DatabasePool } from '../../../src/db/pool.js';
 import { openDatabase } from '../../../src/db/verify.js';
-import { StartupError } from '../../../src/startup-error.js';
+import { StartupError } from '../../../src/process/startup-error.js';
 import {
   alerts,
   closedAddress,

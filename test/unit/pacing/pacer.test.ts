@@ -7,7 +7,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { PacerStoppedError, SignalPacer, type PacerObserver, type WorkflowTaskSeen } from '../../../src/pacing/pacer.js';
-import type { DeviceToSignal } from '../../../src/domain.js';
+import type { DeviceToSignal } from '../../../domain/vocabulary.js';
 
 const device = (server: string, i: number): DeviceToSignal => ({ userId: `${server}-${i}`, deviceId: 'phone', transport: 'unifiedpush' });
 const devices = (server: string, n: number) => Array.from({ length: n }, (_, i) => device(server, i));

@@ -6,9 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TemporalSettings } from '../../../src/config/index.js';
-import { StartupError } from '../../../src/startup-error.js';
+import { StartupError } from '../../../src/process/startup-error.js';
 import { createTemporalClient } from '../../../temporal/client.js';
-import { connectWorker } from '../../../temporal/worker.js';
+import { connectWorker } from '../../../src/worker/temporal-worker.js';
 import {
   alerts,
   closedAddress,

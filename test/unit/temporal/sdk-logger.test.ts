@@ -5,8 +5,8 @@
  */
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { sdkLogger } from '../../../src/operations/sdk-runtime.js';
-import { createLogger } from '../../../src/log.js';
+import { sdkLogger } from '../../../src/worker/sdk-runtime.js';
+import { createLogger } from '../../../src/observability/log.js';
 
 function capture(level = 'trace') {
   const lines: Array<Record<string, unknown>> = [];

@@ -2,7 +2,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { loadConfig, type WorkerConfig } from '../../../src/config/index.js';
-import type { Logger } from '../../../src/log.js';
+import type { Logger } from '../../../src/observability/log.js';
 import type { RegistrationForSend } from '../../../src/transports/types.js';
 import type { DeviceKeys } from '../../../simulator/distributor.js';
 

@@ -8,7 +8,7 @@ import { vapidPrivateKey } from '../../support/vapid-key.js';
 import { createECDH } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSenders, createTransports } from '../../../src/transports/index.js';
-import { observe } from '../../../src/transports/observe.js';
+import { instrumentedSender } from '../../../src/transports/instrumented-sender.js';
 import type { RegistrationForSend, ProviderAnswer } from '../../../src/transports/types.js';
 import { createDeviceKeys, startDistributor } from '../../../simulator/distributor.js';
 import { fcmError, startFakeFcm } from '../../../devstack/stand-ins/fcm.js';
@@ -57,7 +57,7 @@ describe('createTransports', () => {
 
   it('turns an unexpected exception into a failing answer blamed on us, logging no message', async () => {
     const captured = captureLog();
-    const broken = observe(
+    const broken = instrumentedSender(
       {
         name: 'unifiedpush',
         send: () => {

@@ -10,7 +10,7 @@
 import { spawnSync } from 'node:child_process';
 import { copyFileSync } from 'node:fs';
 import path from 'node:path';
-import { projectRoot } from '../../../src/paths.js';
+import { projectRoot } from '../../../src/process/paths.js';
 import { preparePreviousVersion, previousVersion } from '../../support/previous-versions.js';
 
 const name = process.argv[2];

@@ -24,7 +24,7 @@ import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, it } from 'vitest';
 import { minIntervalMs, rewakeAfterMs, WorkflowHarness, type Device } from '../../support/workflow-harness.js';
 import { googleStatusError } from '../../../devstack/stand-ins/fcm.js';
-import { registeredSignal } from '../../../workflows/registration-messages.js';
+import { registeredSignal } from '../../../temporal/registration-messages.js';
 
 const prefix = process.env.HISTORY_PREFIX ?? 'recorded';
 const dir = process.env.HISTORY_DIR ?? new URL('.', import.meta.url).pathname;
