@@ -4,6 +4,7 @@
  * member may see through the full permission path (roles, overwrites), and UnifiedPush
  * devices with RFC 8291 keys and an endpoint on the fake distributor.
  */
+import { randomInt } from 'node:crypto';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { VIEW_CHANNEL } from '../src/testing.js';
@@ -27,9 +28,13 @@ export interface ServerWorld {
   readonly devices: readonly BenchDevice[];
 }
 
-/** Ids unique within a run (the database is fresh): decimal snowflakes. */
+/**
+ * Decimal snowflakes unique across processes sharing one Temporal server (test files run in
+ * parallel, and workflow ids are `push-device:<user>:<device>` namespace-wide): a random block of
+ * a million ids per process, below `nextMessageId`'s range.
+ */
 export const nextIds: (count: number) => string[] = (() => {
-  let next = 1_000_000_000n;
+  let next = BigInt(randomInt(1_000, 8_000_000)) * 1_000_000n;
   return (count) => Array.from({ length: count }, () => (next++).toString());
 })();
 
