@@ -7,62 +7,36 @@
  * reason, pending rows, registrations, bridge event outcomes and lag, and the Temporal SDK's
  * own metrics.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
-import { stopDaemon, waitFor } from '../../../devstack/daemons.js';
-import { natsDaemon, startNats } from '../../../devstack/nats.js';
-import { findBinaries } from '../../../devstack/tools.js';
+import { waitFor } from '../../../devstack/daemons.js';
 import { createDeviceKeys, startDistributor, type LocalDistributor } from '../../../simulator/distributor.js';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
 import { hostFixtures, nextId } from '../../support/host-fixtures.js';
 import { signDeviceToken, testJwtSecret } from '../../support/jwt.js';
 import { freePort } from '../../../devstack/ports.js';
-import { serviceEnv, startProcess, waitReady, type RunningProcess } from '../../support/processes.js';
+import { startOwnNatsProduct, type OwnNatsProduct } from '../../support/own-nats-product.js';
 import { dashboardMetricNames } from '../../unit/docs/dashboard-names.js';
 
 let db: TestDatabase;
-let natsDir: string;
 let distributor: LocalDistributor;
-const processes: Array<{ name: string; process: RunningProcess }> = [];
+let product: OwnNatsProduct | undefined;
 const urls = { api: '', worker: '', bridge: '', sdk: '' };
 let natsUrl = '';
 
 beforeAll(async () => {
   db = await freshDatabase();
   distributor = await startDistributor();
-  natsDir = mkdtempSync(path.join(tmpdir(), 'metrics-nats-'));
-  natsUrl = await startNats({ natsServer: findBinaries({}).natsServer, dir: natsDir, port: await freePort() });
-  const [api, worker, bridge, sdk] = [await freePort(), await freePort(), await freePort(), await freePort()];
-  Object.assign(urls, {
-    api: `http://127.0.0.1:${api}`,
-    worker: `http://127.0.0.1:${worker}`,
-    bridge: `http://127.0.0.1:${bridge}`,
-    sdk: `http://127.0.0.1:${sdk}`,
-  });
-  const env = serviceEnv(db.url, {
-    PORT: String(api),
-    WORKER_METRICS_PORT: String(worker),
-    BRIDGE_METRICS_PORT: String(bridge),
-    WORKER_SDK_METRICS_PORT: String(sdk),
-    NATS_URL: natsUrl,
-    TEMPORAL_TASK_QUEUE: `metrics-${api}`,
-    PUSH_UP_ALLOW_PRIVATE: 'true',
-    PUSH_UP_ALLOW_HTTP: 'true',
-    LOG_LEVEL: 'warn',
-  });
-  for (const name of ['api', 'worker', 'bridge'] as const) processes.push({ name, process: startProcess(name, env) });
-  for (const [i, url] of [urls.api, urls.worker, urls.bridge].entries()) await waitReady(url, processes[i]!.process);
+  const sdk = await freePort();
+  product = await startOwnNatsProduct(db.url, 'metrics', { WORKER_SDK_METRICS_PORT: String(sdk), LOG_LEVEL: 'warn' });
+  Object.assign(urls, product.urls, { sdk: `http://127.0.0.1:${sdk}` });
+  natsUrl = product.natsUrl;
 });
 
 afterAll(async () => {
-  for (const { name, process } of processes) expect(await process.stop(), `${name}: ${process.output()}`).toBe(0);
-  await stopDaemon(natsDir, natsDaemon);
-  rmSync(natsDir, { recursive: true, force: true });
+  await product?.stop();
   await distributor?.close();
   await db?.drop();
 });

@@ -14,26 +14,21 @@
  * - every line each process writes is JSON with its level as a label, and the api's access line
  *   carries the caller's X-Request-Id, which the response echoes.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { headers as natsHeaders, connect } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stopDaemon, waitFor } from '../../../devstack/daemons.js';
-import { natsDaemon, startNats } from '../../../devstack/nats.js';
-import { freePort } from '../../../devstack/ports.js';
-import { findBinaries } from '../../../devstack/tools.js';
+import { waitFor } from '../../../devstack/daemons.js';
 import { createDeviceKeys, startDistributor, type LocalDistributor } from '../../../simulator/distributor.js';
 import { spanAttribute } from '../../../src/tracing/redact.js';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
 import { hostFixtures, nextId } from '../../support/host-fixtures.js';
 import { signDeviceToken, testJwtSecret } from '../../support/jwt.js';
-import { nonJsonLines, serviceEnv, startProcess, waitReady, type RunningProcess } from '../../support/processes.js';
+import { startOwnNatsProduct, type OwnNatsProduct, type ProcessName } from '../../support/own-nats-product.js';
+import { nonJsonLines } from '../../support/processes.js';
 
 interface ReceivedSpan {
   readonly service: string;
@@ -47,40 +42,24 @@ interface ReceivedSpan {
 }
 
 let db: TestDatabase;
-let natsDir: string;
 let natsUrl = '';
 let distributor: LocalDistributor;
 let receiver: { server: Server; url: string; spans: ReceivedSpan[]; problems: string[] };
-const processes: Array<{ name: 'api' | 'worker' | 'bridge'; process: RunningProcess }> = [];
+let product: OwnNatsProduct | undefined;
 const urls = { api: '', worker: '', bridge: '' };
+const processOutput = (name: ProcessName) => product!.processes.find((p) => p.name === name)!.process.output();
 
 beforeAll(async () => {
   db = await freshDatabase();
   distributor = await startDistributor();
   receiver = await startOtlpReceiver();
-  natsDir = mkdtempSync(path.join(tmpdir(), 'telemetry-nats-'));
-  natsUrl = await startNats({ natsServer: findBinaries({}).natsServer, dir: natsDir, port: await freePort() });
-  const [api, worker, bridge] = [await freePort(), await freePort(), await freePort()];
-  Object.assign(urls, { api: `http://127.0.0.1:${api}`, worker: `http://127.0.0.1:${worker}`, bridge: `http://127.0.0.1:${bridge}` });
-  const env = serviceEnv(db.url, {
-    PORT: String(api),
-    WORKER_METRICS_PORT: String(worker),
-    BRIDGE_METRICS_PORT: String(bridge),
-    NATS_URL: natsUrl,
-    TEMPORAL_TASK_QUEUE: `telemetry-${api}`,
-    PUSH_UP_ALLOW_PRIVATE: 'true',
-    PUSH_UP_ALLOW_HTTP: 'true',
-    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-    LOG_LEVEL: 'debug',
-  });
-  for (const name of ['api', 'worker', 'bridge'] as const) processes.push({ name, process: startProcess(name, env) });
-  for (const [i, url] of [urls.api, urls.worker, urls.bridge].entries()) await waitReady(url, processes[i]!.process);
+  product = await startOwnNatsProduct(db.url, 'telemetry', { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, LOG_LEVEL: 'debug' });
+  Object.assign(urls, product.urls);
+  natsUrl = product.natsUrl;
 });
 
 afterAll(async () => {
-  for (const { name, process } of processes) expect(await process.stop(), `${name}: ${process.output()}`).toBe(0);
-  await stopDaemon(natsDir, natsDaemon);
-  rmSync(natsDir, { recursive: true, force: true });
+  await product?.stop();
   await distributor?.close();
   await new Promise((resolve) => receiver?.server.close(resolve));
   await db?.drop();
@@ -241,20 +220,16 @@ describe('one message, traced end to end', () => {
 
 describe('every line is JSON', () => {
   it('each process writes JSON lines only, with the level as a label; the api logs each request with its id', () => {
-    for (const { name, process } of processes) {
-      expect(nonJsonLines(process.output()), `${name}: lines that are not JSON`).toEqual([]);
-      const lines = process.output().trim().split('\n');
+    for (const { name } of product!.processes) {
+      expect(nonJsonLines(processOutput(name)), `${name}: lines that are not JSON`).toEqual([]);
+      const lines = processOutput(name).trim().split('\n');
       const levels = new Set(lines.map((line) => (JSON.parse(line) as { level: unknown }).level));
       for (const level of levels) expect(['trace', 'debug', 'info', 'warn', 'error', 'fatal'], `${name}: level ${String(level)}`).toContain(level);
     }
-    const worker = processes.find((p) => p.name === 'worker')!.process.output();
+    const worker = processOutput('worker');
     // The Temporal SDK's own lines are among them, with their fields.
     expect(worker).toMatch(/"sdkComponent":"worker"/);
-    const api = processes
-      .find((p) => p.name === 'api')!
-      .process.output()
-      .trim()
-      .split('\n');
+    const api = processOutput('api').trim().split('\n');
     const access = api.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.reqId === 'edge-7f3a91c2');
     expect(access).toMatchObject({ level: 'info', msg: 'request', method: 'POST', route: '/api/push/drain', status: 200 });
   });
