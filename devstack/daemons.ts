@@ -112,7 +112,7 @@ export function sleep(ms: number): Promise<void> {
 }
 
 /** Polls `probe` until it resolves truthy; rejects with the last error after `timeoutMs`. */
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs: number): Promise<T> {
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs: number, intervalMs = 200): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
@@ -126,7 +126,7 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
       const reason = lastError instanceof Error ? `: ${lastError.message}` : '';
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${reason}`);
     }
-    await sleep(200);
+    await sleep(intervalMs);
   }
 }
 

@@ -92,6 +92,8 @@ export async function startFakeGoogle(): Promise<FakeGoogle> {
 export class WorkflowHarness {
   private worker: { worker: Worker; running: Promise<void>; health: OutageCoordinator } | undefined;
   private nextUser = 1;
+  /** Per device: the run and history length at which its workflow was last seen settled. */
+  private readonly settledAt = new Map<string, string>();
   private devices: Device[] = [];
   private nextMessage = 1_000;
   private nextToken = 1;
@@ -371,16 +373,43 @@ export class WorkflowHarness {
     const running: Device[] = [];
     for (const device of this.devices) {
       const status = await waitFor(
-        `${device.deviceId} settled`,
+        `${device.deviceId} settled (a workflow task that never completes: a stranded run, which also stops time skipping)`,
         async () => {
-          const { raw, status } = await this.handle(device).describe();
-          return raw.pendingWorkflowTask === null || raw.pendingWorkflowTask === undefined ? status.name : undefined;
+          const { status, runId, historyLength } = await this.handle(device).describe();
+          if (status.name !== 'RUNNING' || this.worker === undefined) return status.name;
+          // No event since it was last seen settled: still settled (a task adds events).
+          const seen = `${runId}:${historyLength}`;
+          if (this.settledAt.get(device.deviceId) === seen) return status.name;
+          if (await this.workflowTaskInFlight(device)) return undefined;
+          this.settledAt.set(device.deviceId, seen);
+          return status.name;
         },
         20_000,
+        // A task takes milliseconds; every skip and every signal waits for one.
+        10,
       );
       if (status === 'RUNNING') running.push(device);
     }
     return running;
+  }
+
+  /**
+   * Read from the history: the test server's describe leaves `pendingWorkflowTask` unset. A
+   * task is in flight from its WorkflowTaskScheduled until its Completed, Failed or TimedOut.
+   */
+  private async workflowTaskInFlight(device: Device): Promise<boolean> {
+    const { events } = await this.handle(device).fetchHistory();
+    const { EventType } = temporal.api.enums.v1;
+    const taskEvents = new Set<number>([
+      EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
+      EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED,
+      EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+      EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED,
+      EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT,
+    ]);
+    const last = (events ?? []).findLast((event) => taskEvents.has(Number(event.eventType)));
+    const type = Number(last?.eventType);
+    return type === EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED || type === EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED;
   }
 
   /**
