@@ -79,17 +79,19 @@ describe('the worker process and its FCM credentials', () => {
     const { process, url } = await worker({ FCM_PROJECT_ID: projectId, FCM_CREDENTIALS_JSON: account.keyFile(oauth.url) });
     try {
       await waitFor('a failed refresh on /metrics', async () => (await sample(url, 'push_fcm_token_refresh_failures_total')) >= 1, 30_000);
+      // One line per failed fetch: the retry a second later may have failed too on a slow machine.
       const alerts = process
         .output()
         .split('\n')
         .filter((line) => line.includes('"alert":"fcm-token-refresh"'));
-      expect(alerts).toHaveLength(1);
-      expect(JSON.parse(alerts[0]!)).toMatchObject({
-        level: 'error',
-        source: 'key',
-        status: 400,
-        reason: 'token endpoint answered 400 invalid_grant',
-      });
+      expect(alerts.length).toBeGreaterThanOrEqual(1);
+      for (const alert of alerts)
+        expect(JSON.parse(alert)).toMatchObject({
+          level: 'error',
+          source: 'key',
+          status: 400,
+          reason: 'token endpoint answered 400 invalid_grant',
+        });
       expect(process.output()).not.toContain(account.privateKeyPem.split('\n')[1]);
       expect(process.output()).not.toContain('Invalid JWT Signature');
       expect((await fetch(`${url}/readyz`)).status).toBe(200);
