@@ -32,6 +32,7 @@ import {
   stateQuery,
 } from '../../src/testing.js';
 import { startFakeFcm, type FakeFcm } from '../../devstack/stand-ins/fcm.js';
+import { workflowTaskInFlight } from '../../devstack/workflow-task.js';
 import { createServiceAccount, startGoogleOAuth, type FakeGoogleOAuth } from '../../devstack/stand-ins/google-oauth.js';
 import type { Report } from '../report.js';
 import { seedUsers } from '../seed.js';
@@ -251,8 +252,7 @@ async function settle(env: TestWorkflowEnvironment, devices: readonly Device[]):
   for (const d of devices) {
     const handle = env.client.workflow.getHandle(registrationWorkflowId(d.userId, d.deviceId));
     for (let i = 0; i < 400; i++) {
-      const { raw } = await handle.describe();
-      if (raw.pendingWorkflowTask === null || raw.pendingWorkflowTask === undefined) break;
+      if (!(await workflowTaskInFlight(handle))) break;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }

@@ -35,6 +35,7 @@ import {
   type Transports,
 } from '../../src/testing.js';
 import { waitFor } from '../../devstack/daemons.js';
+import { workflowTaskInFlight } from '../../devstack/workflow-task.js';
 import { temporal } from '@temporalio/proto';
 import { freshDatabase, type TestDatabase } from './database.js';
 import { createDeviceKeys, startDistributor, type DistributorMessage, type FakeDistributor } from '../../simulator/distributor.js';
@@ -380,7 +381,7 @@ export class WorkflowHarness {
           // No event since it was last seen settled: still settled (a task adds events).
           const seen = `${runId}:${historyLength}`;
           if (this.settledAt.get(device.deviceId) === seen) return status.name;
-          if (await this.workflowTaskInFlight(device)) return undefined;
+          if (await workflowTaskInFlight(this.handle(device))) return undefined;
           this.settledAt.set(device.deviceId, seen);
           return status.name;
         },
@@ -391,25 +392,6 @@ export class WorkflowHarness {
       if (status === 'RUNNING') running.push(device);
     }
     return running;
-  }
-
-  /**
-   * Read from the history: the test server's describe leaves `pendingWorkflowTask` unset. A
-   * task is in flight from its WorkflowTaskScheduled until its Completed, Failed or TimedOut.
-   */
-  private async workflowTaskInFlight(device: Device): Promise<boolean> {
-    const { events } = await this.handle(device).fetchHistory();
-    const { EventType } = temporal.api.enums.v1;
-    const taskEvents = new Set<number>([
-      EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
-      EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED,
-      EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
-      EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED,
-      EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT,
-    ]);
-    const last = (events ?? []).findLast((event) => taskEvents.has(Number(event.eventType)));
-    const type = Number(last?.eventType);
-    return type === EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED || type === EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED;
   }
 
   /**
