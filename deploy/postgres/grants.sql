@@ -1,6 +1,6 @@
 -- What each process may do, table by table, read from every statement the processes run
 -- (src/api, src/bridge, activities, src/operations). Run after `migrate up` (and again after
--- an upgrade whose release notes say a table was added), as a superuser or as both
+-- an upgrade whose release notes say so: CHANGELOG.md, "Upgrading"), as a superuser or as both
 -- zippchat_push_migrate (this service's tables) and the host tables' owner. Idempotent.
 --
 -- Row-locking reads (SELECT … FOR UPDATE) need UPDATE on the locked table; RETURNING, WHERE and
@@ -41,6 +41,8 @@ GRANT SELECT ON push_registrations TO zippchat_push_bridge;
 GRANT UPDATE (updated_at) ON push_registrations TO zippchat_push_bridge;
 GRANT SELECT, INSERT, UPDATE ON push_pending TO zippchat_push_bridge;
 GRANT SELECT, INSERT ON push_processed_events TO zippchat_push_bridge;
+-- a large channel's message between its head and its tail (000033): marked, locked, cleared
+GRANT UPDATE (recorded_through) ON push_processed_events TO zippchat_push_bridge;
 GRANT SELECT ON channels, channel_members, servers, server_members, roles, member_roles, permission_overwrites, notification_settings TO zippchat_push_bridge;
 -- the signal outbox (000030): a server channel's signals owed with its pending rows; the
 -- signaller takes rows, advances and deletes them (its lock is an advisory lock: no grant)

@@ -4,7 +4,8 @@
  *
  * - malformed (docs/design.md, Message events) → `term`: counted, logged with ids only, never redelivered;
  * - channel unknown → `ack`: nobody to wake;
- * - a server channel's, recorded with its signals owed in the outbox (one transaction) → `ack`:
+ * - a server channel's, recorded with its signals owed in the outbox (the head's and the tail's
+ *   transactions, record-events.ts) → `ack`:
  *   the signaller sends them, paced, without holding the event's slot meanwhile;
  * - a DM's, recorded and every signal accepted (at once, never paced) → `ack`;
  * - anything failed → `nak` with a delay growing with the delivery count. The transaction
@@ -41,7 +42,7 @@ export interface EventHandlerDeps {
   readonly ackWaitMs: number;
   /** Most events of one channel recorded in one transaction. */
   readonly maxBatch: number;
-  /** Told when signals were just owed in the outbox (the signaller looks at once). */
+  /** Told when signals were just owed in the outbox (the signaller looks at once): after a head, and after its tail. */
   readonly owed: () => void;
 }
 
@@ -105,19 +106,18 @@ async function settle(deps: EventHandlerDeps, record: (event: MessageEvent) => P
 
 async function recordAndSignal(deps: EventHandlerDeps, channelId: string, events: readonly MessageEvent[]): Promise<readonly EventRecord[]> {
   bridgeMetrics.batchSize.observe(events.length);
-  const recorded = await traceRecording(events, (traceparent) => recordChannelEvents(deps.pool, channelId, events, traceparent));
+  const recorded = await traceRecording(events, (traceparent) => recordChannelEvents(deps.pool, channelId, events, traceparent, deps.owed));
   bridgeMetrics.pendingRows.inc({ change: 'created' }, recorded.rowsCreated);
   bridgeMetrics.pendingRows.inc({ change: 'updated' }, recorded.rowsUpdated);
   const owed = recorded.serverId === null ? 0 : recorded.registrationsToSignal.length;
   // A DM's signals go out now, before the ack; a server channel's are owed (the outbox, committed
-  // with the rows) and sent by the signaller.
+  // with the rows) and sent by the signaller, told as each of the head and the tail commits.
   const signalled =
     recorded.serverId === null
       ? await traceSignals(events, recorded.registrationsToSignal.length, () =>
           signalRegistrations(deps.pool, deps.signals, recorded.registrationsToSignal),
         )
       : 0;
-  if (owed > 0) deps.owed();
   deps.log.debug(
     { channelId, messageIds: events.map((e) => e.messageId), records: recorded.records, signalled, owed },
     'MESSAGE_CREATE events recorded',

@@ -1,31 +1,41 @@
 /**
  * Records MESSAGE_CREATE events of one channel — one, or the several that were in flight
- * together — in one short transaction, each exactly once:
+ * together — each exactly once:
  *
  * 1. the channel must exist (`channels` also says whether it is a DM — never the event);
  * 2. the message ids go into the `push_processed_events` ledger; an id already there (a
  *    redelivery, or the host publishing twice) is not counted again;
- * 3. the new events upsert `push_pending` for every registration of every recipient in one
- *    statement — count + the recipient's share of the events (an author is not woken by their
- *    own message), the earliest first message, the greatest last one — and report the rows it
- *    created: those registrations get a `pending` signal. A device that already has a row for
- *    the channel was already signalled and costs nothing;
+ * 3. the new events upsert `push_pending` for every registration of every recipient — count +
+ *    the recipient's share of the events (an author is not woken by their own message), the
+ *    earliest first message, the greatest last one — and report the rows they created: those
+ *    registrations get a `pending` signal. A device that already has a row for the channel was
+ *    already signalled and costs nothing;
  * 4. for the repeated events, the rows they created and still own (`first_message_id` = their
  *    id) are reported too: their signal may have been lost with the first delivery.
  *
+ * **Head and tail.** A message to a large channel would keep its first wake waiting for every
+ * recipient's row (a tenth of a second at 10,000). So steps 1–4 run in a short head transaction
+ * that writes the rows of the first `headRegistrations` recipients by registration id; a message
+ * with more is marked in the ledger with the last id written (`recorded_through`), and a tail
+ * transaction writes the rest and clears the mark. The head's signals are owed (and the
+ * signaller told) as soon as it commits. The event is acknowledged after the tail: a delivery
+ * that dies between the two leaves the mark, and the redelivery — a repeat to step 2 — finds it
+ * and writes the tail, from that id on. Nobody is counted twice or left out.
+ *
  * For a server channel, the registrations to signal are owed in the signal outbox in the same
- * transaction (src/db/signal-outbox.ts): once it commits the event may be acknowledged, and the
+ * transaction as their rows (src/db/signal-outbox.ts): once it commits the event may be acknowledged, and the
  * signaller sends them, paced. A DM's are returned, to be signalled at once.
  *
  * The transaction answers with registration ids only: naming their devices (signal-pending.ts)
  * is a read that needs no lock, so it runs after the commit and the rows' locks are not held
  * meanwhile — for a first message to a large channel that is a fifth of the transaction.
  *
- * Concurrency: the bridge runs one such transaction per channel at a time per replica; two
- * replicas may run one each, for events in either order. The upsert keeps min/max, so order
+ * Concurrency: the bridge records one batch per channel at a time per replica; two replicas may
+ * record one each, for events in either order. The upsert keeps min/max, so order
  * does not matter, and it writes rows in registration-id order, so two upserts wait for each
- * other rather than deadlock. Two copies of one event serialize on the ledger's primary key:
- * the second waits for the first to commit (then counts nothing) or roll back (then counts).
+ * other rather than deadlock. Two copies of one event serialize on the ledger's primary key —
+ * the second waits for the first's head to commit (then counts nothing) or roll back (then
+ * counts) — and, for a tail, on the ledger row's lock (`recordTail`).
  *
  * Registrations are deleted all day (logout, revocation, pruning) while this runs. The upsert
  * locks each recipient's registration FOR KEY SHARE, in id order, before writing its row: one
@@ -54,40 +64,168 @@ export interface RecordedEvents {
 }
 
 /**
+ * Recipients' registrations whose rows the head writes; a message to more is finished by a tail.
+ * Small enough that the head commits in milliseconds whatever the channel's size, large enough
+ * that the signaller has the first wakes' worth to send while the tail writes the rest.
+ */
+export const headRegistrations = 256;
+
+/**
  * `events` must all belong to `channelId`. `traceparent`: the W3C trace context of the span
  * recording them (src/bridge/tracing.ts), kept on the rows they create (migration 000032).
+ * `owed`: told when a server channel's signals were just owed (after the head, and after the
+ * tail), so that the signaller starts on the head's while the tail is written.
  */
 export async function recordChannelEvents(
   pool: DatabasePool,
   channelId: string,
   events: readonly MessageEvent[],
   traceparent?: string,
+  owed?: () => void,
 ): Promise<RecordedEvents> {
-  return pool.transaction(async (tx) => {
-    // No JIT here: a message to a large channel is planned past PostgreSQL's JIT thresholds, and
-    // the compilation — paid again for every message — costs more than it saves (docs/benchmarks.md).
-    await tx.query(sql.unsafe`SET LOCAL jit = off`);
-    const channel = await tx.maybeOne(sql.type(channelRow)`SELECT id, server_id FROM channels WHERE id = ${channelId}`);
-    if (channel === null)
-      return { records: events.map(() => 'unknown_channel' as const), registrationsToSignal: [], rowsCreated: 0, rowsUpdated: 0, serverId: null };
+  const head = await pool.transaction((tx) => recordHead(tx, channelId, events, traceparent));
+  if (head === null)
+    return { records: events.map(() => 'unknown_channel' as const), registrationsToSignal: [], rowsCreated: 0, rowsUpdated: 0, serverId: null };
+  const { channel } = head;
+  if (channel.server_id !== null && head.written.toSignal.length > 0) owed?.();
+  const unfinished = firstOfEach(events.filter((e) => head.unfinished.has(e.messageId)));
+  const tail = unfinished.length > 0 ? await pool.transaction((tx) => recordTail(tx, channel, unfinished, traceparent)) : nothingWritten;
+  if (channel.server_id !== null && tail.toSignal.length > 0) owed?.();
+  return {
+    records: head.records,
+    registrationsToSignal: [...new Set([...head.written.toSignal, ...tail.toSignal])],
+    rowsCreated: head.written.created + tail.created,
+    rowsUpdated: head.written.updated + tail.updated,
+    serverId: channel.server_id,
+  };
+}
 
-    const newIds = new Set(await claimInLedger(tx, events));
-    const counted = new Set<string>();
-    const records = events.map((e): EventRecord => {
-      if (!newIds.has(e.messageId) || counted.has(e.messageId)) return 'duplicate'; // a second copy in one batch counts once too
-      counted.add(e.messageId);
-      return 'counted';
-    });
-    const fresh = events.filter((_, i) => records[i] === 'counted');
-    const repeatedIds = [...new Set(events.filter((e) => !newIds.has(e.messageId)).map((e) => e.messageId))];
+/** What one transaction wrote, and whom it says to signal. */
+interface Written {
+  readonly toSignal: readonly string[];
+  readonly created: number;
+  readonly updated: number;
+}
+const nothingWritten: Written = { toSignal: [], created: 0, updated: 0 };
 
-    const written = fresh.length > 0 ? await tx.one(pendingUpsert(channel, fresh, traceparent)) : { created: [], updated: 0 };
-    const owned = repeatedIds.length > 0 ? await rowsOwnedBy(tx, channel, repeatedIds) : [];
-    const registrationsToSignal = [...new Set([...written.created, ...owned])];
-    if (channel.server_id !== null)
-      await oweSignals(tx, { signal: 'pending', turnKey: serverTurn(channel.server_id), registrationIds: registrationsToSignal });
-    return { records, registrationsToSignal, rowsCreated: written.created.length, rowsUpdated: written.updated, serverId: channel.server_id };
+interface Head {
+  readonly channel: ChannelRow;
+  readonly records: readonly EventRecord[];
+  readonly written: Written;
+  /** Messages whose rows are not all written yet: the tail's. */
+  readonly unfinished: ReadonlySet<string>;
+}
+
+/**
+ * The first transaction: the channel, the ledger, the rows of the first `headRegistrations`
+ * recipients by registration id and their owed signals. A message with more recipients is left
+ * marked in the ledger (`recorded_through`, migration 000033) for the tail; so is one whose
+ * earlier delivery stopped between its head and its tail (found here as a repeat).
+ */
+async function recordHead(
+  tx: DatabaseTransactionConnection,
+  channelId: string,
+  events: readonly MessageEvent[],
+  traceparent: string | undefined,
+): Promise<Head | null> {
+  // No JIT here: a message to a large channel is planned past PostgreSQL's JIT thresholds, and
+  // the compilation — paid again for every message — costs more than it saves (docs/benchmarks.md).
+  await tx.query(sql.unsafe`SET LOCAL jit = off`);
+  const channel = await tx.maybeOne(sql.type(channelRow)`SELECT id, server_id FROM channels WHERE id = ${channelId}`);
+  if (channel === null) return null;
+
+  const newIds = new Set(await claimInLedger(tx, events));
+  const counted = new Set<string>();
+  const records = events.map((e): EventRecord => {
+    if (!newIds.has(e.messageId) || counted.has(e.messageId)) return 'duplicate'; // a second copy in one batch counts once too
+    counted.add(e.messageId);
+    return 'counted';
   });
+  const fresh = events.filter((_, i) => records[i] === 'counted');
+  const repeatedIds = [...new Set(events.filter((e) => !newIds.has(e.messageId)).map((e) => e.messageId))];
+
+  const upserted = fresh.length > 0 ? await tx.one(pendingUpsert(channel, fresh, traceparent, { first: headRegistrations })) : null;
+  const unfinished = new Set<string>();
+  if (upserted !== null && upserted.registrations >= headRegistrations) {
+    await markRecordedThrough(tx, [...counted], upserted.last_registration);
+    for (const id of counted) unfinished.add(id);
+  }
+  if (repeatedIds.length > 0) for (const id of await leftBetweenHeadAndTail(tx, repeatedIds)) unfinished.add(id);
+  const owned = repeatedIds.length > 0 ? await rowsOwnedBy(tx, channel, repeatedIds) : [];
+
+  const toSignal = [...new Set([...(upserted?.created ?? []), ...owned])];
+  if (channel.server_id !== null) await oweSignals(tx, { signal: 'pending', turnKey: serverTurn(channel.server_id), registrationIds: toSignal });
+  return { channel, records, written: { toSignal, created: upserted?.created.length ?? 0, updated: upserted?.updated ?? 0 }, unfinished };
+}
+
+/**
+ * The second transaction: the rows of every recipient past the head's last, for the messages
+ * still marked in the ledger. Their ledger rows are locked first (in id order) and re-read: of
+ * two copies of one event recorded at once (a redelivery meeting the first delivery), whichever
+ * tail locks first writes the rest, and the other finds the mark gone and writes nothing.
+ */
+async function recordTail(
+  tx: DatabaseTransactionConnection,
+  channel: ChannelRow,
+  events: readonly MessageEvent[],
+  traceparent: string | undefined,
+): Promise<Written> {
+  await tx.query(sql.unsafe`SET LOCAL jit = off`);
+  const marks = await tx.any(sql.type(recordedThrough)`
+    SELECT message_id, recorded_through FROM push_processed_events
+    WHERE message_id = ANY(${sql.array(
+      events.map((e) => e.messageId),
+      'int8',
+    )}) AND recorded_through IS NOT NULL
+    ORDER BY message_id
+    FOR UPDATE`);
+  const toSignal: string[] = [];
+  let updated = 0;
+  // The messages of one batch share their head, hence their mark: one statement in the usual case.
+  for (const through of new Set(marks.map((m) => m.recorded_through))) {
+    const ids = new Set(marks.filter((m) => m.recorded_through === through).map((m) => m.message_id));
+    const upserted = await tx.one(
+      pendingUpsert(
+        channel,
+        events.filter((e) => ids.has(e.messageId)),
+        traceparent,
+        { after: through },
+      ),
+    );
+    toSignal.push(...upserted.created);
+    updated += upserted.updated;
+  }
+  if (marks.length > 0)
+    await markRecordedThrough(
+      tx,
+      marks.map((m) => m.message_id),
+      null,
+    );
+  if (channel.server_id !== null) await oweSignals(tx, { signal: 'pending', turnKey: serverTurn(channel.server_id), registrationIds: toSignal });
+  return { toSignal, created: toSignal.length, updated };
+}
+
+const recordedThrough = z.object({ message_id: z.string(), recorded_through: z.string() });
+
+/** One event per message id, the first given. */
+function firstOfEach(events: readonly MessageEvent[]): readonly MessageEvent[] {
+  const byId = new Map<string, MessageEvent>();
+  for (const e of events) if (!byId.has(e.messageId)) byId.set(e.messageId, e);
+  return [...byId.values()];
+}
+
+/** Marks messages as written up to registration `through` (null: all written). */
+async function markRecordedThrough(tx: DatabaseTransactionConnection, messageIds: readonly string[], through: string | null): Promise<void> {
+  await tx.query(sql.unsafe`
+    UPDATE push_processed_events SET recorded_through = ${through}
+    WHERE message_id = ANY(${sql.array(messageIds, 'int8')})`);
+}
+
+/** Of messages already in the ledger, those whose tail is still to be written. */
+async function leftBetweenHeadAndTail(tx: DatabaseTransactionConnection, messageIds: readonly string[]): Promise<readonly string[]> {
+  return tx.anyFirst(sql.type(z.object({ message_id: z.string() }))`
+    SELECT message_id FROM push_processed_events
+    WHERE message_id = ANY(${sql.array(messageIds, 'int8')}) AND recorded_through IS NOT NULL`);
 }
 
 /** The ids this transaction entered into the ledger (the others were there already). */
@@ -105,7 +243,22 @@ const channelRow = z.object({ id: z.string(), server_id: z.string().nullable() }
 /** A channel as the transaction read it: its id and its server (null for a DM). */
 export type ChannelRow = z.infer<typeof channelRow>;
 
-const upserted = z.object({ updated: z.number(), created: z.array(z.string()) });
+const upserted = z.object({
+  updated: z.number(),
+  created: z.array(z.string()),
+  /** Recipients' registrations the statement took (locked), and the greatest of their ids. */
+  registrations: z.number(),
+  last_registration: z.string().nullable(),
+});
+
+/**
+ * Which recipients' registrations a statement writes, in id order: the `first` ones (the head),
+ * or every one past `after` (the tail); neither: all.
+ */
+export interface RecipientRange {
+  readonly first?: number;
+  readonly after?: string;
+}
 
 /**
  * One statement, linear in the recipients: the batch is summed up once (`whole`), and
@@ -114,7 +267,7 @@ const upserted = z.object({ updated: z.number(), created: z.array(z.string()) })
  * number of rows updated and the ids of the registrations whose rows it created. (Exported
  * for the benchmark's EXPLAIN ANALYZE.)
  */
-export function pendingUpsert(channel: ChannelRow, events: readonly MessageEvent[], traceparent?: string) {
+export function pendingUpsert(channel: ChannelRow, events: readonly MessageEvent[], traceparent?: string, range: RecipientRange = {}) {
   return sql.type(upserted)`
     WITH batch AS (
       SELECT * FROM unnest(
@@ -146,17 +299,7 @@ export function pendingUpsert(channel: ChannelRow, events: readonly MessageEvent
       LEFT JOIN batch b ON b.author_id <> a.author_id
       GROUP BY a.author_id
     ),
-    registered AS MATERIALIZED (
-      -- The recipients' registrations, each locked before its row is written, in id order. A
-      -- registration deleted meanwhile is not returned (the lock waits for the delete to commit,
-      -- then skips the row) instead of failing the insert on the foreign key; one held here
-      -- cannot be deleted until this commits, and the sweep's FOR UPDATE SKIP LOCKED passes it by.
-      SELECT r.id, recipient.user_id, recipient.is_dm
-      FROM (${channelRecipients(channel.id, channel.server_id)}) recipient
-      JOIN push_registrations r ON r.user_id = recipient.user_id
-      ORDER BY r.id
-      FOR KEY SHARE OF r
-    ),
+    ${registeredRecipients(channel, range)},
     targets AS (
       SELECT g.id, g.is_dm,
              CASE WHEN a.author_id IS NULL THEN w.messages ELSE a.messages END AS messages,
@@ -188,8 +331,50 @@ export function pendingUpsert(channel: ChannelRow, events: readonly MessageEvent
     )
     SELECT
       count(*) FILTER (WHERE NOT w.created)::int4 AS updated,
-      COALESCE(array_agg(w.registration_id::text) FILTER (WHERE w.created), '{}') AS created
+      COALESCE(array_agg(w.registration_id::text) FILTER (WHERE w.created), '{}') AS created,
+      (SELECT count(*)::int4 FROM registered) AS registrations,
+      (SELECT max(id)::text FROM registered) AS last_registration
     FROM written w`;
+}
+
+/**
+ * The CTE `registered (id, user_id, is_dm)`: the recipients' registrations in `range`, each
+ * locked before its row is written, in id order. A registration deleted meanwhile is not
+ * returned (the lock waits for the delete to commit, then skips the row) instead of failing the
+ * insert on the foreign key; one held here cannot be deleted until this commits, and the sweep's
+ * FOR UPDATE SKIP LOCKED passes it by.
+ *
+ * The head's recipients are found first and fenced (MATERIALIZED) before the first few are
+ * taken: with the LIMIT beside the join, the planner may walk every registration in id order
+ * looking for a small channel's members.
+ */
+function registeredRecipients(channel: ChannelRow, range: RecipientRange) {
+  const after = range.after === undefined ? sql.fragment`` : sql.fragment`WHERE r.id > ${range.after}`;
+  if (range.first === undefined)
+    return sql.fragment`
+    registered AS MATERIALIZED (
+      SELECT r.id, recipient.user_id, recipient.is_dm
+      FROM (${channelRecipients(channel.id, channel.server_id)}) recipient
+      JOIN push_registrations r ON r.user_id = recipient.user_id
+      ${after}
+      ORDER BY r.id
+      FOR KEY SHARE OF r
+    )`;
+  return sql.fragment`
+    candidates AS MATERIALIZED (
+      SELECT r.id, recipient.user_id, recipient.is_dm
+      FROM (${channelRecipients(channel.id, channel.server_id)}) recipient
+      JOIN push_registrations r ON r.user_id = recipient.user_id
+      ${after}
+    ),
+    registered AS MATERIALIZED (
+      SELECT r.id, c.user_id, c.is_dm
+      FROM candidates c
+      JOIN push_registrations r ON r.id = c.id
+      ORDER BY r.id
+      LIMIT ${range.first}
+      FOR KEY SHARE OF r
+    )`;
 }
 
 /**

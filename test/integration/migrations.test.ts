@@ -112,14 +112,16 @@ describe('migrations', () => {
       '000030_signal_outbox',
       '000031_push_delivery_receipts',
       '000032_push_pending_trace',
+      '000033_push_recording_progress',
     ]);
     const schema = { tables: await tables(db), pending: await columns(db, 'push_pending') };
 
-    const down = await migrateDown(db.url, all, 11);
+    const down = await migrateDown(db.url, all, 12);
     expect(down).toMatchObject({
-      from: 32,
+      from: 33,
       to: 1,
       applied: [
+        '000033_push_recording_progress',
         '000032_push_pending_trace',
         '000031_push_delivery_receipts',
         '000030_signal_outbox',
@@ -151,6 +153,7 @@ describe('migrations', () => {
       '000030_signal_outbox',
       '000031_push_delivery_receipts',
       '000032_push_pending_trace',
+      '000033_push_recording_progress',
     ]);
     expect({ tables: await tables(db), pending: await columns(db, 'push_pending') }).toEqual(schema);
   });
@@ -172,10 +175,11 @@ describe('migrations', () => {
       '000030_signal_outbox',
       '000031_push_delivery_receipts',
       '000032_push_pending_trace',
+      '000033_push_recording_progress',
     ]);
-    expect(results.every((r) => r.to === 32)).toBe(true);
+    expect(results.every((r) => r.to === 33)).toBe(true);
     expect((await migrateUp(db.url, all)).applied).toEqual([]);
-    expect(await db.pool.any(sql.unsafe`SELECT version::int, dirty FROM schema_migrations`)).toEqual([{ version: 32, dirty: false }]);
+    expect(await db.pool.any(sql.unsafe`SELECT version::int, dirty FROM schema_migrations`)).toEqual([{ version: 33, dirty: false }]);
   });
 
   it('leaves the previous version in place when a migration fails', async () => {

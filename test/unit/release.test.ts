@@ -1,7 +1,7 @@
 /**
  * One version per release: package.json's `version` (semantic versioning) is what the Helm
  * chart's `version` and `appVersion` say, what `/healthz` answers (src/process/version.ts reads it),
- * and the newest entry of CHANGELOG.md. The image labels take it from package.json too.
+ * and the newest release of CHANGELOG.md (above it, at most an `[Unreleased]` entry). The image labels take it from package.json too.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -26,10 +26,14 @@ describe('the release version', () => {
     expect({ version: chart.version, appVersion: chart.appVersion }).toEqual({ version: serviceVersion, appVersion: serviceVersion });
   });
 
-  it("is CHANGELOG.md's newest entry, which says what it upgrades from", () => {
-    const entries = [...read('CHANGELOG.md').matchAll(/^## \[([^\]]+)\]/gm)].map((m) => m[1]);
-    expect(entries[0]).toBe(serviceVersion);
-    const newest = read('CHANGELOG.md').split(/^## \[/m)[1]!;
-    expect(newest).toMatch(/^### Upgrading/m);
+  it("is CHANGELOG.md's newest release; every entry, Unreleased too, says what it upgrades from", () => {
+    const entries = read('CHANGELOG.md')
+      .split(/^## \[/m)
+      .slice(1);
+    const names = entries.map((e) => e.slice(0, e.indexOf(']')));
+    // Keep a Changelog: what main has that no release has yet sits above the releases, under [Unreleased].
+    expect(names.filter((n) => n !== 'Unreleased')[0]).toBe(serviceVersion);
+    expect(names.indexOf('Unreleased')).toBeLessThanOrEqual(0);
+    for (const entry of entries.slice(0, 2)) expect(entry).toMatch(/^### Upgrading/m);
   });
 });

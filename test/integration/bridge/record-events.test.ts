@@ -3,10 +3,10 @@
  * to `push_pending` and the ledger, and which devices it says to signal.
  */
 import { sql } from 'slonik';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { MessageEvent } from '../../../src/bridge/event.js';
-import { recordChannelEvents } from '../../../src/bridge/record-events.js';
+import { headRegistrations, recordChannelEvents } from '../../../src/bridge/record-events.js';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { devicesToSignal } from '../../../src/bridge/signal-pending.js';
 import { VIEW_CHANNEL } from '../../../src/permissions/flags.js';
@@ -43,6 +43,17 @@ const event = (channelId: string, author: Registration, messageId: string, creat
 const ids = (n: number) => Array.from({ length: n }, () => nextId()); // increasing
 const rowOf = async (channelId: string, device: Registration) => (await pendingRows(db.pool, channelId)).find((r) => r.registration_id === device.id);
 const signalled = (registrationIds: readonly string[]) => [...registrationIds].sort();
+/** Resolves once a backend of this database waits for a row lock. */
+const someoneWaitsForALock = async () => {
+  for (let i = 0; i < 500; i++) {
+    const waiting = await db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+      SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`);
+    if (waiting > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error('nobody waited for a lock');
+};
 
 describe('recordChannelEvents', () => {
   it('counts each recipient the messages they did not write, first by earliest id, last by greatest', async () => {
@@ -129,19 +140,140 @@ describe('recordChannelEvents', () => {
   });
 });
 
-describe('recordChannelEvents while registrations are deleted', () => {
-  /** Resolves once a backend of this database waits for a row lock. */
-  const someoneWaitsForALock = async () => {
-    for (let i = 0; i < 500; i++) {
-      const waiting = await db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
-        SELECT count(*)::int AS n FROM pg_stat_activity
-        WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`);
-      if (waiting > 0) return;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    throw new Error('nobody waited for a lock');
+describe('recordChannelEvents for a channel larger than the head', () => {
+  let big: string;
+  let members: Registration[];
+  let author: string;
+
+  beforeAll(async () => {
+    const [owner, ...users] = await host.users(headRegistrations + 44);
+    author = owner!;
+    const bigServer = await host.server({ owner: owner!, everyone: VIEW_CHANNEL, members: users });
+    big = await host.channel(bigServer);
+    members = [];
+    for (const u of users) members.push(await host.registration(u));
+  });
+
+  const message = (id: string, authorId = author) => ({ messageId: id, channelId: big, authorId, createdAt: at(1) });
+  const counts = async (channelId: string) => new Map((await pendingRows(db.pool, channelId)).map((r) => [r.registration_id, r.message_count]));
+  /** The registration ids owed in the outbox for this channel's server, each as often as owed. */
+  const owedIds = async () =>
+    (await db.pool.anyFirst(sql.type(z.object({ id: z.string() }))`SELECT unnest(registration_ids)::text AS id FROM push_signal_outbox`)).toSorted();
+  const mark = (id: string) =>
+    db.pool.oneFirst(
+      sql.type(z.object({ t: z.string().nullable() }))`SELECT recorded_through AS t FROM push_processed_events WHERE message_id = ${id}`,
+    );
+  const everyMember = () => members.map((m) => m.id).toSorted();
+
+  beforeEach(async () => {
+    await db.pool.query(sql.unsafe`DELETE FROM push_signal_outbox`);
+    await db.pool.query(sql.unsafe`DELETE FROM push_pending WHERE channel_id = ${big}`);
+  });
+
+  /** Holds `registration` locked FOR UPDATE (as a sweep would) until the returned function is called. */
+  const holdLocked = async (registration: Registration) => {
+    let release!: () => void;
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const holder = db.pool.transaction(async (tx) => {
+      await tx.query(sql.unsafe`SELECT id FROM push_registrations WHERE id = ${registration.id} FOR UPDATE`);
+      locked();
+      await released;
+    });
+    await isLocked;
+    return async () => {
+      release();
+      await holder;
+    };
   };
 
+  it("owes the head's signals before the rest is written, then every member's, each once", async () => {
+    const [m1] = ids(1);
+    // The last member's registration is held, so the tail waits on it: what a signaller polling then finds.
+    const release = await holdLocked(members.at(-1)!);
+    let told = 0;
+    const recording = recordChannelEvents(db.pool, big, [message(m1!)], undefined, () => void told++);
+    recording.catch(() => undefined);
+    await someoneWaitsForALock();
+    expect(told).toBe(1);
+    expect((await counts(big)).size).toBe(headRegistrations);
+    expect(await owedIds()).toEqual(
+      members
+        .slice(0, headRegistrations)
+        .map((m) => m.id)
+        .toSorted(),
+    );
+    expect(await mark(m1!)).toBe(members[headRegistrations - 1]!.id);
+    await release();
+
+    const recorded = await recording;
+    expect(told).toBe(2);
+    expect(recorded.records).toEqual(['counted']);
+    expect(recorded.registrationsToSignal.toSorted()).toEqual(everyMember());
+    expect(recorded).toMatchObject({ rowsCreated: members.length, rowsUpdated: 0 });
+    const after = await counts(big);
+    expect([...after.keys()].toSorted()).toEqual(everyMember());
+    expect([...after.values()].every((n) => n === 1)).toBe(true);
+    expect(await owedIds()).toEqual(everyMember());
+    expect(await mark(m1!)).toBeNull();
+  });
+
+  it('a delivery that stops between head and tail is finished by the redelivery: every member counted once', async () => {
+    const [m1] = ids(1);
+    // The bridge dies once the head committed: here, the caller's hook throws before the tail.
+    const dying = recordChannelEvents(db.pool, big, [message(m1!)], undefined, () => {
+      throw new Error('the bridge stops');
+    });
+    await expect(dying).rejects.toThrow('the bridge stops');
+    expect((await counts(big)).size).toBe(headRegistrations);
+    expect(await mark(m1!)).not.toBeNull();
+
+    const redelivered = await recordChannelEvents(db.pool, big, [message(m1!)]);
+    expect(redelivered.records).toEqual(['duplicate']);
+    const after = await counts(big);
+    expect([...after.keys()].toSorted()).toEqual(everyMember());
+    expect([...after.values()].every((n) => n === 1)).toBe(true);
+    // Every member is owed a signal: the head's rows by the head (and again, as a repeat's own), the rest by the tail.
+    expect(new Set(await owedIds())).toEqual(new Set(everyMember()));
+    expect(await mark(m1!)).toBeNull();
+    // A third copy finds the message finished and writes nothing.
+    const third = await recordChannelEvents(db.pool, big, [message(m1!)]);
+    expect(third).toMatchObject({ records: ['duplicate'], rowsCreated: 0, rowsUpdated: 0 });
+    expect([...(await counts(big)).values()].every((n) => n === 1)).toBe(true);
+  });
+
+  it('two copies of one message recorded at once by two replicas count every member once', async () => {
+    const [m1] = ids(1);
+    const replicas = await Promise.all([createDatabasePool(db.url, { maximumPoolSize: 2 }), createDatabasePool(db.url, { maximumPoolSize: 2 })]);
+    try {
+      const recorded = await Promise.all(replicas.map((pool) => recordChannelEvents(pool, big, [message(m1!)])));
+      expect(recorded.flatMap((r) => r.records).toSorted()).toEqual(['counted', 'duplicate']);
+    } finally {
+      await Promise.all(replicas.map((pool) => pool.end()));
+    }
+    const after = await counts(big);
+    expect([...after.keys()].toSorted()).toEqual(everyMember());
+    expect([...after.values()].every((n) => n === 1)).toBe(true);
+    expect(await mark(m1!)).toBeNull();
+  });
+
+  it("a batch of messages shares its head and its tail; each member counts the others' messages", async () => {
+    const [m1, m2] = ids(2);
+    const writer = members[headRegistrations + 10]!; // a member past the head writes the second
+    const recorded = await recordChannelEvents(db.pool, big, [message(m1!), message(m2!, writer.userId)]);
+    expect(recorded.records).toEqual(['counted', 'counted']);
+    const after = await counts(big);
+    expect(after.get(writer.id)).toBe(1);
+    expect(after.get(members[0]!.id)).toBe(2);
+    expect(after.get(members.at(-1)!.id)).toBe(2);
+    expect([...after.keys()].toSorted()).toEqual(everyMember());
+    expect(await mark(m1!)).toBeNull();
+    expect(await mark(m2!)).toBeNull();
+  });
+});
+
+describe('recordChannelEvents while registrations are deleted', () => {
   it('a recipient whose registration is deleted mid-statement is skipped; every other recipient gets the event', async () => {
     const [owner, ...members] = await host.users(4);
     const other = await host.server({ owner: owner!, everyone: VIEW_CHANNEL, members });
