@@ -2,6 +2,9 @@
  * The recording transaction on real PostgreSQL: what a batch of events of one channel does
  * to `push_pending` and the ledger, and which devices it says to signal.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -10,6 +13,7 @@ import { headRegistrations, recordChannelEvents } from '../../../src/bridge/reco
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { devicesToSignal } from '../../../src/bridge/signal-pending.js';
 import { VIEW_CHANNEL } from '../../../src/permissions/flags.js';
+import { projectRoot } from '../../../src/process/paths.js';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
 import { hostFixtures, nextId, type HostFixtures, type Registration } from '../../support/host-fixtures.js';
 import { pendingRows } from './harness.js';
@@ -258,6 +262,36 @@ describe('recordChannelEvents for a channel larger than the head', () => {
     expect(await mark(m1!)).toBeNull();
   });
 
+  it("is what the bridge's role may do (deploy/postgres/grants.sql): head, tail and a redelivery's tail", async () => {
+    // The roles as deploy/postgres/roles.sql expects them (cluster-wide: other files may create them too).
+    const roles = ['zippchat_push_migrate', 'zippchat_push_api', 'zippchat_push_worker', 'zippchat_push_bridge'];
+    await runSql(
+      db.url,
+      roles
+        .map((r) => `DO $$ BEGIN CREATE ROLE ${r} LOGIN PASSWORD '${r}-pw'; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;`)
+        .join('\n'),
+    );
+    for (const file of ['roles.sql', 'grants.sql']) await runSql(db.url, readFileSync(path.join(projectRoot, 'deploy', 'postgres', file), 'utf8'));
+    const url = new URL(db.url);
+    [url.username, url.password] = ['zippchat_push_bridge', 'zippchat_push_bridge-pw'];
+    const bridgePool = await createDatabasePool(url.toString(), { maximumPoolSize: 2 });
+    try {
+      const [m1, m2] = ids(2);
+      expect((await recordChannelEvents(bridgePool, big, [message(m1!)])).rowsCreated).toBe(members.length);
+      await db.pool.query(sql.unsafe`DELETE FROM push_pending WHERE channel_id = ${big}`); // drained: m2 creates rows again
+      await expect(
+        recordChannelEvents(bridgePool, big, [message(m2!)], undefined, () => {
+          throw new Error('the bridge stops');
+        }),
+      ).rejects.toThrow('the bridge stops');
+      expect((await recordChannelEvents(bridgePool, big, [message(m2!)])).records).toEqual(['duplicate']);
+    } finally {
+      await bridgePool.end();
+    }
+    expect([...(await counts(big)).keys()].toSorted()).toEqual(everyMember());
+    expect([...(await counts(big)).values()].every((n) => n === 1)).toBe(true);
+  });
+
   it("a batch of messages shares its head and its tail; each member counts the others' messages", async () => {
     const [m1, m2] = ids(2);
     const writer = members[headRegistrations + 10]!; // a member past the head writes the second
@@ -344,3 +378,14 @@ describe('recordChannelEvents while registrations are deleted', () => {
     expect(rows.map((r) => [r.registration_id, r.message_count])).toEqual([[kept.id, 2]]);
   });
 });
+
+/** Runs a file of statements as it is (the simple protocol: several statements, DO blocks). */
+async function runSql(url: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
