@@ -27,12 +27,13 @@ export interface PreviousVersion {
 }
 
 /**
- * The versions the first release upgrades from in place (CHANGELOG.md, docs/operations.md
- * "Upgrading"): main of 2026-12-04, and main just before the first release.
+ * The versions this tree upgrades from in place (CHANGELOG.md, docs/operations.md "Upgrading"):
+ * main of 2026-12-04, main just before the first release, and the first release.
  */
 export const previousVersions: readonly PreviousVersion[] = [
   { name: '2db4f11', commit: '2db4f114fe05d4608d7ec1d7a274266e935ec8e4', about: 'main of 2026-12-04 (migrations up to 000028)' },
   { name: '0391ec2', commit: '0391ec293f98a0196f778111e305784318a5ebb9', about: 'main before 1.0.0 (migrations up to 000027)' },
+  { name: '1.0.0', commit: '87b41bc2af3e0bb02e7c846bd0ddc59ccffde7d9', about: 'release 1.0.0 (migrations up to 000032)' },
 ];
 
 export function previousVersion(name: string): PreviousVersion {
