@@ -30,7 +30,7 @@ export { defaultRateLimit, postgresRateLimitStore, SharedRateLimit } from './api
 // The bridge: a channel event's recipients, its pending rows, the signals they owe.
 export type { MessageEvent } from './bridge/event.js';
 export { channelRecipients } from './bridge/recipients.js';
-export { pendingUpsert, recordChannelEvents } from './bridge/record-events.js';
+export { headRegistrations, pendingUpsert, recordChannelEvents } from './bridge/record-events.js';
 export { devicesToSignal, namingChunk } from './bridge/signal-pending.js';
 
 // The transports, and the worker's loops around them.

@@ -3,11 +3,12 @@
  * (`recordChannelEvents`: channel check, ledger, recipient resolution with the full
  * permission path and mutes, `push_pending` upsert, the created rows' registration ids returned), against a bare
  * `INSERT … SELECT` of the same rows; and a second message (every row updated) against a bare
- * `INSERT … ON CONFLICT DO UPDATE` of the same rows. Also the recipients query alone.
+ * `INSERT … ON CONFLICT DO UPDATE` of the same rows. Also the recipients query alone, and when
+ * the first message's head committed (record-events.ts: its first wakes may go then).
  */
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { channelRecipients, type MessageEvent, recordChannelEvents } from '../../src/testing.js';
+import { channelRecipients, headRegistrations, type MessageEvent, recordChannelEvents } from '../../src/testing.js';
 import type { FakeDistributor } from '../../simulator/distributor.js';
 import type { Report } from '../report.js';
 import type { BenchSettings } from '../settings.js';
@@ -32,7 +33,14 @@ export async function measureBridgeSql(stack: BenchStack, report: Report, settin
     return performance.now() - started;
   };
   const clear = () => clearChannel(pool, channelId);
-  const samples = { resolve: [] as number[], create: [] as number[], bareInsert: [] as number[], update: [] as number[], bareUpsert: [] as number[] };
+  const samples = {
+    resolve: [] as number[],
+    head: [] as number[],
+    create: [] as number[],
+    bareInsert: [] as number[],
+    update: [] as number[],
+    bareUpsert: [] as number[],
+  };
   let created = 0;
   await pool.query(sql.unsafe`VACUUM ANALYZE`);
   for (let i = 0; i < repeats + 1; i++) {
@@ -41,7 +49,16 @@ export async function measureBridgeSql(stack: BenchStack, report: Report, settin
       pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int4 AS n FROM (${channelRecipients(channelId)}) r`),
     );
     await clear();
-    const create = await time(async () => (created = (await recordChannelEvents(pool, channelId, [event()])).rowsCreated));
+    let headAt = Number.NaN;
+    const startedAt = performance.now();
+    const create = await time(
+      async () =>
+        (created = (
+          await recordChannelEvents(pool, channelId, [event()], undefined, () => {
+            if (Number.isNaN(headAt)) headAt = performance.now();
+          })
+        ).rowsCreated),
+    );
     const update = await time(() => recordChannelEvents(pool, channelId, [event()]));
     await clear();
     const insert = await time(() => bareInsert(pool, channelId, ids, false));
@@ -50,6 +67,7 @@ export async function measureBridgeSql(stack: BenchStack, report: Report, settin
     if (!keep) continue;
     samples.resolve.push(resolve);
     samples.create.push(create);
+    samples.head.push(headAt - startedAt);
     samples.update.push(update);
     samples.bareInsert.push(insert);
     samples.bareUpsert.push(upsert);
@@ -68,6 +86,12 @@ export async function measureBridgeSql(stack: BenchStack, report: Report, settin
     value: median(samples.update),
     unit: 'ms',
     reference: { name: 'bare INSERT … ON CONFLICT DO UPDATE of the same rows', value: median(samples.bareUpsert) },
+  });
+  report.figure(section, {
+    name: `first message: its head committed, the first ${headRegistrations} rows' signals owed (the first wakes may go)`,
+    value: median(samples.head),
+    unit: 'ms',
+    reference: { name: `all ${n} rows committed`, value: median(samples.create) },
   });
   report.figure(section, { name: `recipient resolution alone (${n} viewers)`, value: median(samples.resolve), unit: 'ms' });
   report.figure(section, {

@@ -44,7 +44,7 @@
  * the commit, and the sweeps' `FOR UPDATE SKIP LOCKED` passes such a registration by instead of
  * waiting on its pending rows' cascade — nothing the bridge waits for ever waits for the bridge.
  */
-import { sql, type DatabasePool, type DatabaseTransactionConnection } from 'slonik';
+import { sql, type DatabasePool, type DatabaseTransactionConnection, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import type { MessageEvent } from './event.js';
 import { oweSignals, serverTurn } from '../db/signal-outbox.js';
@@ -146,8 +146,8 @@ async function recordHead(
 
   const upserted = fresh.length > 0 ? await tx.one(pendingUpsert(channel, fresh, traceparent, { first: headRegistrations })) : null;
   const unfinished = new Set<string>();
-  if (upserted !== null && upserted.registrations >= headRegistrations) {
-    await markRecordedThrough(tx, [...counted], upserted.last_registration);
+  if (upserted !== null && upserted.more_after !== null) {
+    await markRecordedThrough(tx, [...counted], upserted.more_after);
     for (const id of counted) unfinished.add(id);
   }
   if (repeatedIds.length > 0) for (const id of await leftBetweenHeadAndTail(tx, repeatedIds)) unfinished.add(id);
@@ -246,9 +246,8 @@ export type ChannelRow = z.infer<typeof channelRow>;
 const upserted = z.object({
   updated: z.number(),
   created: z.array(z.string()),
-  /** Recipients' registrations the statement took (locked), and the greatest of their ids. */
-  registrations: z.number(),
-  last_registration: z.string().nullable(),
+  /** A head's last registration id when recipients past it remain (their rows are the tail's); else null. */
+  more_after: z.string().nullable(),
 });
 
 /**
@@ -268,6 +267,7 @@ export interface RecipientRange {
  * for the benchmark's EXPLAIN ANALYZE.)
  */
 export function pendingUpsert(channel: ChannelRow, events: readonly MessageEvent[], traceparent?: string, range: RecipientRange = {}) {
+  const recipients = registeredRecipients(channel, range);
   return sql.type(upserted)`
     WITH batch AS (
       SELECT * FROM unnest(
@@ -299,7 +299,7 @@ export function pendingUpsert(channel: ChannelRow, events: readonly MessageEvent
       LEFT JOIN batch b ON b.author_id <> a.author_id
       GROUP BY a.author_id
     ),
-    ${registeredRecipients(channel, range)},
+    ${recipients.ctes},
     targets AS (
       SELECT g.id, g.is_dm,
              CASE WHEN a.author_id IS NULL THEN w.messages ELSE a.messages END AS messages,
@@ -332,8 +332,7 @@ export function pendingUpsert(channel: ChannelRow, events: readonly MessageEvent
     SELECT
       count(*) FILTER (WHERE NOT w.created)::int4 AS updated,
       COALESCE(array_agg(w.registration_id::text) FILTER (WHERE w.created), '{}') AS created,
-      (SELECT count(*)::int4 FROM registered) AS registrations,
-      (SELECT max(id)::text FROM registered) AS last_registration
+      ${recipients.moreAfter} AS more_after
     FROM written w`;
 }
 
@@ -342,39 +341,51 @@ export function pendingUpsert(channel: ChannelRow, events: readonly MessageEvent
  * locked before its row is written, in id order. A registration deleted meanwhile is not
  * returned (the lock waits for the delete to commit, then skips the row) instead of failing the
  * insert on the foreign key; one held here cannot be deleted until this commits, and the sweep's
- * FOR UPDATE SKIP LOCKED passes it by.
+ * FOR UPDATE SKIP LOCKED passes it by. `moreAfter`: an expression, the head's last id when
+ * recipients past it remain.
  *
- * The head's recipients are found first and fenced (MATERIALIZED) before the first few are
- * taken: with the LIMIT beside the join, the planner may walk every registration in id order
- * looking for a small channel's members.
+ * The head finds every recipient's registration first and fences them (MATERIALIZED), then
+ * takes the first few by id and only those are looked up again and locked: a LIMIT beside the
+ * join could make the planner walk every registration in id order looking for a small channel's
+ * members, and locking before the LIMIT would probe them all. Whether more remain is read from
+ * the candidates, not from what was locked: a deleted registration among the first few must not
+ * make the message look finished.
  */
-function registeredRecipients(channel: ChannelRow, range: RecipientRange) {
+function registeredRecipients(channel: ChannelRow, range: RecipientRange): { ctes: FragmentSqlToken; moreAfter: FragmentSqlToken } {
   const after = range.after === undefined ? sql.fragment`` : sql.fragment`WHERE r.id > ${range.after}`;
-  if (range.first === undefined)
-    return sql.fragment`
-    registered AS MATERIALIZED (
-      SELECT r.id, recipient.user_id, recipient.is_dm
+  const recipients = sql.fragment`
       FROM (${channelRecipients(channel.id, channel.server_id)}) recipient
       JOIN push_registrations r ON r.user_id = recipient.user_id
-      ${after}
+      ${after}`;
+  if (range.first === undefined)
+    return {
+      ctes: sql.fragment`
+    registered AS MATERIALIZED (
+      SELECT r.id, recipient.user_id, recipient.is_dm
+      ${recipients}
       ORDER BY r.id
       FOR KEY SHARE OF r
-    )`;
-  return sql.fragment`
+    )`,
+      moreAfter: sql.fragment`NULL::text`,
+    };
+  return {
+    ctes: sql.fragment`
     candidates AS MATERIALIZED (
       SELECT r.id, recipient.user_id, recipient.is_dm
-      FROM (${channelRecipients(channel.id, channel.server_id)}) recipient
-      JOIN push_registrations r ON r.user_id = recipient.user_id
-      ${after}
+      ${recipients}
+    ),
+    taken AS MATERIALIZED (
+      SELECT id, user_id, is_dm FROM candidates ORDER BY id LIMIT ${range.first}
     ),
     registered AS MATERIALIZED (
-      SELECT r.id, c.user_id, c.is_dm
-      FROM candidates c
-      JOIN push_registrations r ON r.id = c.id
+      SELECT r.id, t.user_id, t.is_dm
+      FROM taken t
+      JOIN push_registrations r ON r.id = t.id
       ORDER BY r.id
-      LIMIT ${range.first}
       FOR KEY SHARE OF r
-    )`;
+    )`,
+    moreAfter: sql.fragment`CASE WHEN (SELECT count(*) FROM candidates) > ${range.first} THEN (SELECT max(id)::text FROM taken) END`,
+  };
 }
 
 /**

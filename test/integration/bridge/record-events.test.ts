@@ -305,6 +305,28 @@ describe('recordChannelEvents for a channel larger than the head', () => {
     expect(await mark(m1!)).toBeNull();
     expect(await mark(m2!)).toBeNull();
   });
+
+  it('a head whose registration is deleted under it still leaves the rest to the tail', async () => {
+    const [m1] = ids(1);
+    const doomed = members[5]!;
+    // A logout: the delete is made, its commit held until the head waits on the row.
+    let commit!: () => void;
+    const held = new Promise<void>((resolve) => (commit = resolve));
+    const logout = db.pool.transaction(async (tx) => {
+      await tx.query(sql.unsafe`DELETE FROM push_registrations WHERE id = ${doomed.id}`);
+      await held;
+    });
+    const recording = recordChannelEvents(db.pool, big, [message(m1!)]);
+    recording.catch(() => undefined);
+    await someoneWaitsForALock();
+    commit();
+    await logout;
+    await recording;
+    members.splice(5, 1); // gone: the later tests' members are the others
+    const after = await counts(big);
+    expect([...after.keys()].toSorted()).toEqual(everyMember());
+    expect([...after.values()].every((n) => n === 1)).toBe(true);
+  });
 });
 
 describe('recordChannelEvents while registrations are deleted', () => {
