@@ -12,11 +12,13 @@
  *   the row stays; a term that ends — the replica stopping, its lock lost — leaves its rows where
  *   `sent` says, and the next term starts them there. A signal may so go out twice (one more
  *   look for its workflow), never not at all.
- * - **Turns.** Each row is sent under its turn key (a chat server, a user), in naming chunks, so
- *   a 20-member server's message or a new phone's registration goes out within its first turns
- *   however large a fan-out another server has queued.
+ * - **Turns.** Each row is sent under its turn key (a chat server, a user), in naming chunks, small
+ *   keys first, so a 20-member server's message or a new phone's registration goes out within its
+ *   first turns however large a fan-out another server has queued — also when the fan-outs fill
+ *   the term's budget: small rows are taken within a budget of their own.
  * - **Bounded.** A term holds at most about `maxLoaded` registrations of rows it took (at least
- *   one row), names them a chunk at a time, and writes its progress every `flushMs`.
+ *   one row), and past that at most `maxLoadedSmall` of small rows; it names them a chunk at a
+ *   time, and writes its progress every `flushMs`.
  * - **Prompt.** A replica that just recorded a row tells its own signaller (`poke`); rows of
  *   other processes are found by a poll of the unclaimed rows' index every `pollMs`.
  */
@@ -26,6 +28,7 @@ import type { DatabasePool } from 'slonik';
 import type { DeviceToSignal } from '../../domain/vocabulary.js';
 import { errorSummary } from '../observability/error-summary.js';
 import type { Logger } from '../observability/log.js';
+import { smallKeyItems } from '../pacing/fair-queue.js';
 import { FairSender } from '../pacing/fair-sender.js';
 import { PacerStoppedError, SignalPacer, type PacerObserver, type SignalSender } from '../pacing/pacer.js';
 import { claimOwedSignals, releaseOtherTerms, releaseTerm, settleOwedSignals, type ClaimedRow, type OwedSignal } from '../db/signal-outbox.js';
@@ -70,7 +73,16 @@ interface OwedDevice extends DeviceToSignal {
   readonly signal: OwedSignal;
 }
 
-const defaults = { concurrency: 16, pollMs: 100, flushMs: 250, maxLoaded: 20_000 };
+const defaults = { concurrency: 16, pollMs: 100, flushMs: 250, maxLoaded: 20_000, maxLoadedSmall: 2_000 };
+/** A row with at most this many signals left is small: taken past `maxLoaded` (within `maxLoadedSmall`), served first. */
+const smallRow = smallKeyItems;
+
+/** A row this term took: what of it was sent, and whether it was small when taken. */
+interface HeldRow {
+  readonly row: ClaimedRow;
+  sent: number;
+  readonly small: boolean;
+}
 /**
  * When, after a term began, it gives back rows still held by older terms: one that had lost its
  * lock may have taken some in the seconds before it noticed (its heartbeat's timeout).
@@ -123,7 +135,7 @@ class Term {
   readonly #unwatch: () => void;
   readonly #timers: NodeJS.Timeout[];
   readonly #stragglers: NodeJS.Timeout[];
-  readonly #rows = new Map<string, { readonly row: ClaimedRow; sent: number }>();
+  readonly #rows = new Map<string, HeldRow>();
   /** Progress not yet written, and rows finished and not yet deleted. */
   readonly #progress = new Map<string, number>();
   readonly #finished = new Set<string>();
@@ -175,25 +187,38 @@ class Term {
       });
   }
 
+  /**
+   * Takes rows while the term holds fewer registrations than `maxLoaded`; past that, small rows
+   * still, within a budget of their own (`maxLoadedSmall`), so that a small server's message or a
+   * registration is sent within its first turns even behind fan-outs larger than the budget.
+   */
   async #take(): Promise<void> {
     const maxLoaded = this.options.maxLoaded ?? defaults.maxLoaded;
     for (;;) {
-      const room = maxLoaded - this.#loaded();
-      if (this.#ended || (room <= 0 && this.#rows.size > 0)) return;
-      const rows = await claimOwedSignals(this.deps.pool, this.held.term, { rows: 100, registrations: Math.max(1, room) });
+      if (this.#ended) return;
+      const room = maxLoaded - this.#loaded(() => true);
+      let rows: readonly ClaimedRow[] = [];
+      if (room > 0 || this.#rows.size === 0)
+        rows = await claimOwedSignals(this.deps.pool, this.held.term, { rows: 100, registrations: Math.max(1, room) });
+      else {
+        const smallRoom = defaults.maxLoadedSmall - this.#loaded((entry) => entry.small);
+        if (smallRoom > 0)
+          rows = await claimOwedSignals(this.deps.pool, this.held.term, { rows: 100, registrations: smallRoom, smallOnly: smallRow });
+      }
       if (rows.length === 0 || this.#ended) return;
       for (const row of rows) this.#start(row);
     }
   }
 
-  #loaded(): number {
+  /** Registrations of the rows held that `which` selects, not sent yet. */
+  #loaded(which: (entry: HeldRow) => boolean): number {
     let loaded = 0;
-    for (const { row, sent } of this.#rows.values()) loaded += row.registration_ids.length - sent;
+    for (const entry of this.#rows.values()) if (which(entry)) loaded += entry.row.registration_ids.length - entry.sent;
     return loaded;
   }
 
   #start(row: ClaimedRow): void {
-    this.#rows.set(row.id, { row, sent: row.sent });
+    this.#rows.set(row.id, { row, sent: row.sent, small: row.registration_ids.length - row.sent <= smallRow });
     const running = this.#send(row)
       .catch((error: unknown) => this.deps.log.error({ err: errorSummary(error), row: row.id }, 'signaller: a row stopped; it stays owed'))
       .finally(() => {
@@ -291,7 +316,7 @@ class Term {
   #showLoad(): void {
     const rows = [...this.#rows.values()];
     const oldest = Math.min(...rows.map(({ row }) => row.created_at.getTime()));
-    bridgeMetrics.owedSignals.set(this.#ended ? 0 : this.#loaded());
+    bridgeMetrics.owedSignals.set(this.#ended ? 0 : this.#loaded(() => true));
     bridgeMetrics.owedSignalsOldest.set(this.#ended || rows.length === 0 ? 0 : Math.max(0, (Date.now() - oldest) / 1_000));
   }
 

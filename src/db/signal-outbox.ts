@@ -53,12 +53,16 @@ export type ClaimedRow = z.infer<typeof claimedRow>;
 /**
  * Takes for `term` the oldest rows nobody took yet: at most `rows` of them, and no more once
  * the registrations they name reach `registrations` (the first row is taken whatever its size).
+ * `smallOnly`: only rows with at most that many signals left (the signaller's share for small
+ * messages when large ones fill its budget); the large rows before them are passed over, read
+ * through the unclaimed rows' index.
  */
 export async function claimOwedSignals(
   db: CommonQueryMethods,
   term: string,
-  limits: { readonly rows: number; readonly registrations: number },
+  limits: { readonly rows: number; readonly registrations: number; readonly smallOnly?: number },
 ): Promise<readonly ClaimedRow[]> {
+  const small = limits.smallOnly === undefined ? sql.fragment`` : sql.fragment`AND cardinality(registration_ids) - sent <= ${limits.smallOnly}`;
   return db.any(sql.type(claimedRow)`
     UPDATE push_signal_outbox o SET claimed_by = ${term}
     FROM (
@@ -66,7 +70,7 @@ export async function claimOwedSignals(
         SELECT id, sum(cardinality(registration_ids) - sent) OVER (ORDER BY id) - (cardinality(registration_ids) - sent) AS before
         FROM (
           SELECT id, registration_ids, sent FROM push_signal_outbox
-          WHERE claimed_by IS NULL ORDER BY id LIMIT ${limits.rows} FOR UPDATE SKIP LOCKED
+          WHERE claimed_by IS NULL ${small} ORDER BY id LIMIT ${limits.rows} FOR UPDATE SKIP LOCKED
         ) free
       ) counted
       WHERE before < ${limits.registrations}

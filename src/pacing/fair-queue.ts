@@ -19,8 +19,11 @@
  * - a key leaves its line when it is empty;
  * - while both lines hold keys, at least one item in every `largeTurnEvery` comes from the large line.
  */
+/** A key with at most this many items queued is small by default: a message to a small server, a registration. */
+export const smallKeyItems = 64;
+
 export interface FairQueueOptions {
-  /** A key with at most this many items queued is small (default 64: a message to a small server, a registration). */
+  /** A key with at most this many items queued is small (default `smallKeyItems`). */
   readonly smallItems?: number;
   /** While both lines wait, every this-many-th item is a large key's (default 4: a quarter of the sends). */
   readonly largeTurnEvery?: number;
@@ -37,7 +40,7 @@ export class FairQueue<T> {
   #size = 0;
 
   constructor(options: FairQueueOptions = {}) {
-    this.#smallItems = options.smallItems ?? 64;
+    this.#smallItems = options.smallItems ?? smallKeyItems;
     this.#largeTurnEvery = Math.max(2, options.largeTurnEvery ?? 4);
   }
 

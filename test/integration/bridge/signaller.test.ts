@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { devicesFor, insertRegistrations, seedServer, seedUsers, type BenchDevice } from '../../../bench/seed.js';
 import { startDistributor, type FakeDistributor } from '../../../simulator/distributor.js';
 import type { EventBridge } from '../../../src/bridge/event-bridge.js';
+import { headRegistrations, recordChannelEvents } from '../../../src/bridge/record-events.js';
 import { signallerLockKeys } from '../../../src/bridge/signaller-lock.js';
 import { defaultBacklogMs } from '../../../src/config/sections/pacing.js';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
@@ -103,6 +104,33 @@ describe('the intake keeps reading while signals wait', () => {
     // The channels' signals are not all out — the pacer holds them — yet no event waits for them.
     expect(await owedRows(db.pool)).toBeGreaterThan(0);
     expect(await workflows()).toBeLessThan(channels * 30);
+  }, 180_000);
+});
+
+describe('small messages behind fan-outs larger than the budget', () => {
+  it("a small server's message is sent before the second fan-out starts, though the first fills the signaller's budget", async () => {
+    // Two fan-outs (each a head row of 256 and a tail row of 44), then a 5-member server's
+    // message, owed in that order before any signaller runs. The budget holds one head row.
+    const fanOuts = [
+      await seedServer(db.pool, { members: 300, channels: 1, distributor }),
+      await seedServer(db.pool, { members: 300, channels: 1, distributor }),
+    ];
+    const small = await seedServer(db.pool, { members: 5, channels: 1, distributor });
+    const registrations = [];
+    for (const world of [...fanOuts, small]) registrations.push(await insertRegistrations(db.pool, world.devices));
+    for (const world of [...fanOuts, small])
+      await recordChannelEvents(db.pool, world.channelIds[0]!, [
+        { messageId: nextId(), channelId: world.channelIds[0]!, authorId: world.ownerId, createdAt: new Date() },
+      ]);
+
+    await replica({ signalConcurrency: 1, signaller: { ...quickSignaller, maxLoaded: 100 } });
+    await until('every device of the small server signalled', async () => (await signalsOf(small.devices)).every((n) => n >= 1), 120_000);
+    // The second fan-out's head: its first 256 registrations by id.
+    const secondIds = registrations[1]!;
+    const head = new Set([...secondIds].sort((a, b) => Number(a) - Number(b)).slice(0, headRegistrations));
+    const secondHead = fanOuts[1]!.devices.filter((_, i) => head.has(secondIds[i]!));
+    expect(secondHead).toHaveLength(headRegistrations);
+    expect((await signalsOf(secondHead)).filter((n) => n > 0)).toEqual([]);
   }, 180_000);
 });
 
