@@ -27,6 +27,7 @@ import { hostFixtures } from '../support/host-fixtures.js';
 import { signDeviceToken, testJwtSecret } from '../support/jwt.js';
 import { freePort } from '../../devstack/ports.js';
 import { startDeployServices, type DeployServices } from './services.js';
+import { runSql } from '../support/run-sql.js';
 
 /** The Dockerfile's WORKDIR: what deploy/build.sh built. */
 let app: string;
@@ -342,17 +343,6 @@ async function waitReady(url: string, p: Running): Promise<void> {
     },
     90_000,
   );
-}
-
-/** Several statements, as a DBA runs a file with psql. */
-async function runSql(url: string, text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
 }
 
 function runTemporalCli(cli: string, args: readonly string[]): void {

@@ -4,7 +4,6 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -17,6 +16,7 @@ import { projectRoot } from '../../../src/process/paths.js';
 import { freshDatabase, type TestDatabase } from '../../support/database.js';
 import { hostFixtures, nextId, type HostFixtures, type Registration } from '../../support/host-fixtures.js';
 import { pendingRows } from './harness.js';
+import { runSql } from '../../support/run-sql.js';
 
 let db: TestDatabase;
 let host: HostFixtures;
@@ -400,14 +400,3 @@ describe('recordChannelEvents while registrations are deleted', () => {
     expect(rows.map((r) => [r.registration_id, r.message_count])).toEqual([[kept.id, 2]]);
   });
 });
-
-/** Runs a file of statements as it is (the simple protocol: several statements, DO blocks). */
-async function runSql(url: string, text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
