@@ -343,8 +343,11 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
         prunes.inc({ reason: 'dead_token' });
         log.info({ ...ids, reason: outcome.reason }, 'registration pruned: the transport says the token is dead');
         return { kind: 'dead', reason: outcome.reason };
-      case 'misconfigured':
-        return misconfigured(registration, ids, outcome.reason, row.backoff_count, now);
+      case 'misconfigured': {
+        const held = await misconfigured(registration, ids, outcome.reason, row.backoff_count, now);
+        if (outcome.noToken === true && held.kind === 'misconfigured') deps.transports.credentialHoldRecorded?.(registration.transport);
+        return held;
+      }
       case 'deferred':
         return deferWake(registration, ids, deferralOf(outcome, row.backoff_count, rewakeAfterMs, now), now);
     }

@@ -61,6 +61,12 @@ export interface AccessTokens {
   keepFresh(): void;
   /** Called when a token is fetched after failed fetches: the credentials work again (or at last). */
   onRecovered(listener: () => void): void;
+  /**
+   * A wake held back for want of a token has been recorded. If a usable token was fetched
+   * meanwhile, the recovery was announced before that hold existed: it is announced again, so
+   * the hold ends with the others rather than at its own back-off.
+   */
+  holdRecorded(): void;
   close(): void;
 }
 
@@ -157,6 +163,10 @@ export function createAccessTokens(credentials: FcmCredentials, options: AccessT
       if (cached?.token === token) cached = undefined;
     },
     onRecovered: (listener) => void recoveredListeners.push(listener),
+    holdRecorded() {
+      const usable = cached !== undefined && Date.now() < cached.expiresAt - lastUseBeforeExpiryMs;
+      if (usable) for (const listener of recoveredListeners) listener();
+    },
     keepFresh() {
       refreshing = true;
       void get().catch(() => undefined); // a failure is counted and logged where it happens

@@ -133,7 +133,7 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): 
 /** No token: refused credentials or none at all (misconfigured), or a token endpoint that could not answer (failing). */
 function tokenFailure(error: unknown): ProviderAnswer {
   const failure = tokenFetchError(error);
-  if (failure.permanent) return { kind: 'misconfigured', reason: `FCM credentials refused: ${failure.reason}` };
+  if (failure.permanent) return { kind: 'misconfigured', reason: `FCM credentials refused: ${failure.reason}`, noToken: true };
   return { kind: 'deferred', cause: 'failing', reason: `OAuth ${failure.reason}`, blame: 'token-endpoint' };
 }
 

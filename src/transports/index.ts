@@ -157,6 +157,9 @@ export function createTransports(config: TransportConfig, log: Logger, options: 
       latest = Math.max(latest, now);
       return judgedSend(senders[registration.transport], detector, keys, { registration, priority, now, signal });
     },
+    credentialHoldRecorded: (transport) => {
+      if (transport === 'fcm') senders.fcmTokens?.holdRecorded();
+    },
     onOutageEnd: (listener) => void outageEndListeners.push(listener),
     clock: () => Math.max(Date.now(), latest),
     close: () => senders.close(),

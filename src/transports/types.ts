@@ -71,8 +71,9 @@ type Settled =
   /** The token or endpoint will never work again: delete the registration. */
   | { readonly kind: 'dead'; readonly reason: string }
   /** Our side is wrong (no FCM credentials, credentials refused, breaker open): neither the
-   *  device's fault nor fixed by retrying soon. */
-  | { readonly kind: 'misconfigured'; readonly reason: string }
+   *  device's fault nor fixed by retrying soon. `noToken`: nothing was sent for want of an
+   *  access token, so the hold ends when this worker's credentials work (`credentialHoldRecorded`). */
+  | { readonly kind: 'misconfigured'; readonly reason: string; readonly noToken?: true }
   /** The send's own cancellation (its activity's) cut it short: whatever the provider did is
    *  not known, and nothing is recorded of it — not against the device, not against the origin. */
   | { readonly kind: 'cancelled' };
@@ -95,6 +96,12 @@ export interface WakeSender {
    * `signal`: the send activity's cancellation; it aborts the requests in flight.
    */
   send(registration: RegistrationForSend, priority: WakePriority, now: number, signal?: AbortSignal): Promise<DeliveryOutcome>;
+  /**
+   * A wake held back for want of an access token (`noToken`) is recorded, its hold committed.
+   * Credentials that started working while it was being recorded announced their recovery
+   * before the hold existed, and the recovery missed it: this announces it again.
+   */
+  credentialHoldRecorded?(transport: TransportName): void;
 }
 
 /**

@@ -17,7 +17,9 @@
  *   rather than at its own back-off or the 15-minute re-wake (the SQL: outage-recovery.ts).
  *   The same at start for the wakes our configuration held back (`misconfigured <transport>`)
  *   of every transport this worker can send with, and for FCM's when its credentials start
- *   working after failing.
+ *   working after failing — announced again when a wake that failed for want of a token is
+ *   recorded after that (`credentialHoldRecorded`), since a recovery misses a hold not yet
+ *   committed.
  *
  * Origins are logged as `transports.originLabel` shows them: self-hosted ones by tag only.
  */

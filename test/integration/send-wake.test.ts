@@ -4,7 +4,7 @@
  * or Temporal retries the activity and the device gets the wake twice. A wake that did not go
  * through releases its claim with a back-off: counted toward the ten only
  * when the endpoint's own, Retry-After honoured, the FCM budget given back; a configuration
- * error fails the activity, visibly, and keeps the claim.
+ * error of ours releases it too, with a back-off of its own that counts nothing.
  */
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

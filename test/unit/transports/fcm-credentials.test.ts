@@ -141,7 +141,11 @@ describe('the service-account key (FCM_CREDENTIALS_JSON_FILE)', () => {
     const failuresBefore = await refreshFailures();
     oauth.script({ status: 400, body: { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' } });
 
-    expect(await send(transports)).toEqual({ kind: 'misconfigured', reason: 'FCM credentials refused: token endpoint answered 400 invalid_grant' });
+    expect(await send(transports)).toEqual({
+      kind: 'misconfigured',
+      reason: 'FCM credentials refused: token endpoint answered 400 invalid_grant',
+      noToken: true,
+    });
 
     expect((await refreshFailures()) - failuresBefore).toBe(1);
     expect(alertLines(captured)).toEqual([

@@ -213,6 +213,7 @@ describe('FCM OAuth token', () => {
     expect(await transport.send(fcmRegistration(fakeFcmToken()), 'high')).toEqual({
       kind: 'misconfigured',
       reason: 'FCM credentials refused: token endpoint answered 400 invalid_grant',
+      noToken: true, // its hold ends when the credentials work
     });
     oauth.script({ status: 503 });
     expect(await transport.send(fcmRegistration(fakeFcmToken()), 'high')).toEqual({
