@@ -130,7 +130,9 @@ describe('the worker process and its FCM credentials', () => {
       // GKE's metadata server comes up where the worker looks: found on a later try, and the wake goes out.
       metadata = await startGceMetadata({ serviceAccount: `push@${projectId}.iam.gserviceaccount.com`, port: metadataPort });
       await waitFor('the token expiry on /metrics', async () => (await sample(url, 'push_fcm_token_expiry_timestamp_seconds')) > 0, 60_000);
-      await waitFor('the held-back wake', async () => fcm.received.some((r) => r.answered === 200), 60_000);
+      await waitFor('the held-back wake', async () => fcm.received.some((r) => r.answered === 200), 60_000).catch((error: unknown) => {
+        throw new Error(`${String(error)}; the worker's last lines:\n${process.output().split('\n').slice(-40).join('\n')}`);
+      });
       expect(fcm.received.find((r) => r.answered === 200)?.bearer).toBe(metadata.tokens[0]?.issued);
       expect(metadata.problems).toEqual([]);
       const alerts = process
