@@ -80,6 +80,8 @@ export class DeviceState {
   private deletionCheckRequested = false;
   /** Set by a `registered` signal: the registration exists (again), whatever a claim saw. */
   private registered = false;
+  /** A `pending` signal came since this look began (its claim, its send). */
+  private pendingDuringLook = false;
   private readonly behaviours: RunBehaviours;
   private wakes = 0;
   private intervals: Intervals | undefined;
@@ -108,6 +110,7 @@ export class DeviceState {
 
   onPending(): void {
     this.checkRequested = true;
+    this.pendingDuringLook = true;
     // New rows may change what the claim allows (a DM may spend the budget's reserve; a
     // recovered outage cleared the back-off): ask instead of waiting out the old answer.
     if (this.behaviours.signalAsksAtInterval) this.notBefore = 0;
@@ -141,6 +144,11 @@ export class DeviceState {
     return this.deliveredLateAt;
   }
 
+  /** A `pending` signal came while this look's claim or send was out (see `onDeferred`). */
+  get signalledDuringLook(): boolean {
+    return this.pendingDuringLook;
+  }
+
   /** Re-registered since the last claim began: a claim that found no registration looks again. */
   get registeredSinceLastClaim(): boolean {
     return this.registered;
@@ -151,6 +159,7 @@ export class DeviceState {
     this.deletionCheckRequested = false;
     this.checkRequested = false;
     this.registered = false;
+    this.pendingDuringLook = false;
     this.escalation = undefined;
   }
 
@@ -181,12 +190,19 @@ export class DeviceState {
     if (at - this.lastWokenAt > this.intervals.minIntervalMs) this.deliveredLateAt = at;
   }
 
-  /** The send did not go through: the claim was released with a back-off until `until`. */
-  onDeferred(until: number, reason: string): void {
+  /**
+   * The send did not go through: the claim was released with a back-off until `until`.
+   * `heedSignals` (the workflow asks it when `signalledDuringLook`): a `pending` signal taken
+   * while the send was out may come from the end of that very back-off — a recovery that
+   * cleared it in PostgreSQL right after the send recorded it — so the next look comes when
+   * the interval allows, and its claim says whether the back-off still holds, rather than
+   * waiting it out (up to an hour).
+   */
+  onDeferred(until: number, reason: string, heedSignals = false): void {
     this.outstanding = false;
     this.checkRequested = true;
-    this.notBefore = until;
-    this.notBeforeReason = 'backoff';
+    this.notBefore = heedSignals ? 0 : until;
+    this.notBeforeReason = heedSignals ? 'interval' : 'backoff';
     this.control = { ...this.control, backoff: { until, reason } };
   }
 

@@ -83,6 +83,12 @@ const defaultContinueAsNewAfterWakes = 200;
 /** Patch id: a claim whose workflow task was lost is sent again instead of waiting for the re-wake. */
 export const resendUnrecordedClaimPatch = 'resend-unrecorded-claim';
 /**
+ * Patch id: a send deferred while a `pending` signal came looks again at the interval's end
+ * (`DeviceState.onDeferred`). Asked only then, so a run records its marker at most once, and
+ * only when it met the case; a history without the marker replays the back-off it waited.
+ */
+export const deferralHeedsSignalsPatch = 'deferral-heeds-signals';
+/**
  * Patch ids of the run's later behaviours (domain/device-state.ts `RunBehaviours` says what each
  * does). They are on the wire: a run's history holds the markers of the ones it began with.
  */
@@ -171,7 +177,8 @@ export async function registrationWorkflow(input: RegistrationWorkflowInput): Pr
     // A dead token was deleted with its registration: the next look finds it gone and ends.
     if (sent?.kind === 'dead' || sent?.kind === 'gone') state.onDeleted();
     // Not delivered: the claim was released with a back-off; look again when it is over.
-    else if (sent?.kind === 'deferred' || sent?.kind === 'misconfigured') state.onDeferred(sent.until, sent.reason);
+    else if (sent?.kind === 'deferred' || sent?.kind === 'misconfigured')
+      state.onDeferred(sent.until, sent.reason, state.signalledDuringLook && patched(deferralHeedsSignalsPatch));
     // Sent minutes after its claim (our configuration was fixed meanwhile): a wake of now,
     // else the next look would take it for a re-wake already due.
     else if (sent?.kind === 'delivered') state.onDelivered(Date.now());

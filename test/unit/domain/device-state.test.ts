@@ -32,8 +32,8 @@ type Step =
   | ['claimed', number]
   /** A look that did not claim: what it saw, and when it said a wake could be claimed. */
   | ['refused', number, { outstanding: boolean; hasPending: boolean; lastWokenAt: number | null }, readyAt?: number, heldBack?: HeldBack]
-  /** The send did not go through: backing off until then. */
-  | ['deferred', number, until: number];
+  /** The send did not go through: backing off until then (`markerless`: replaying a history without `deferral-heeds-signals`). */
+  | ['deferred', number, until: number, markerless?: 'markerless'];
 
 function replay(steps: readonly Step[], patches: RunBehaviours = current): DeviceState {
   const state = new DeviceState('unifiedpush', undefined, patches);
@@ -43,7 +43,7 @@ function replay(steps: readonly Step[], patches: RunBehaviours = current): Devic
     else if (event === 'drained') state.onDrained();
     else if (event === 'deleted') state.onDeleted();
     else if (event === 'registered') state.onRegistered('unifiedpush');
-    else if (event === 'deferred') state.onDeferred(s(step[2]), 'test back-off');
+    else if (event === 'deferred') state.onDeferred(s(step[2]), 'test back-off', state.signalledDuringLook && step[3] !== 'markerless');
     else {
       state.onClaimStarted();
       state.onClaimAnswered({ intervals, transport: 'unifiedpush' });
@@ -166,6 +166,28 @@ const table: Row[] = [
     { at: 2, reason: 'now' },
   ],
   ['a send that did not go through: its back-off', [...wokenAt0, ['deferred', 0, 60]], 1, { at: 60, reason: 'backoff' }],
+  [
+    'a message while the send was out, which then did not go through: at the interval end (the signal may be the end of that back-off)',
+    [...wokenAt0, ['pending', 5], ['deferred', 8, 3_600]],
+    8,
+    { at: 15, reason: 'interval' },
+  ],
+  [
+    'the same, replaying a history that waited out the back-off (no marker)',
+    [...wokenAt0, ['pending', 5], ['deferred', 8, 3_600, 'markerless']],
+    8,
+    { at: 3_600, reason: 'backoff' },
+  ],
+  [
+    'a message before the look began, a send that did not go through: its back-off',
+    [
+      ['pending', 0],
+      ['claimed', 0],
+      ['deferred', 8, 3_600],
+    ],
+    8,
+    { at: 3_600, reason: 'backoff' },
+  ],
   [
     "re-registered (a new endpoint) during a back-off: the back-off is the old endpoint's — look when the interval allows",
     [...wokenAt0, ['deferred', 0, 3_600], ['registered', 30]],
