@@ -23,6 +23,8 @@
  *   dm-latency    a DM's message → wake idle, during fan-outs and beside a lively channel, with
  *                 2 bridges and 2 apis, the signaller's pacing on and off (dm-latency-server: on
  *                 the real server)
+ *   first-wake    a small channel's message → its first wake, many samples one at a time, vs as
+ *                 many rounds of the engine ceiling (first-wake-server: on the real server)
  *
  * BENCH_SCALE=small for a quick run; BENCH_ONLY=<names> for a subset; BENCH_REPEAT=<n> runs it n
  * times on fresh stacks and reports medians with their spread. Numbers depend on the machine;
@@ -37,6 +39,7 @@ import { measureDmLatency } from './measure/dm-latency.js';
 import { measureDrainApi } from './measure/drain-api.js';
 import { compareEngines, measureFanOut } from './measure/fan-out.js';
 import { measureFanOutChurn } from './measure/fan-out-churn.js';
+import { measureFirstWake } from './measure/first-wake.js';
 import { measureFcmBudget } from './measure/fcm-budget.js';
 import { measureLiveTraffic } from './measure/live-traffic.js';
 import { measureMaintenanceSweep } from './measure/maintenance-sweep.js';
@@ -70,6 +73,7 @@ const measurements: readonly (readonly [MeasurementName, Measure])[] = [
   ['fan-out', measureFanOut],
   ['fan-out-churn', measureFanOutChurn],
   ['dm-latency', measureDmLatency],
+  ['first-wake', measureFirstWake],
   // Last: it loads a million registrations (and removes them again).
   ['sweep', (stack, report, settings) => measureMaintenanceSweep(stack, report, settings)],
   // Also loads (and removes) a million registrations.
@@ -127,6 +131,8 @@ const docsOrder: readonly string[] = [
   'fan-out',
   'fan-out-server',
   'engines',
+  'first-wake',
+  'first-wake-server',
   'fan-out-churn',
   'dm-latency',
   'dm-latency-server',
@@ -148,6 +154,7 @@ const docsOrder: readonly string[] = [
 const serverSectionTitle = {
   'fan-out-server': '1–3 on the real Temporal server: fan-out to a server channel',
   'dm-latency-server': 'DM latency on the real Temporal server',
+  'first-wake-server': "A channel message's first wake on the real Temporal server",
 } as const;
 
 async function main(): Promise<void> {
@@ -243,7 +250,7 @@ async function runOnce(
     await stopBenchStack(stack);
     track.stopped();
   }
-  const onServer = (['fan-out-server', 'dm-latency-server'] as const).filter((name) => settings.only.has(name));
+  const onServer = (['fan-out-server', 'dm-latency-server', 'first-wake-server'] as const).filter((name) => settings.only.has(name));
   if (onServer.length === 0 || track.interrupted()) return { environment };
   // A stack of its own: the same measurements on the real Temporal server.
   const started = Date.now();
@@ -262,7 +269,8 @@ async function runOnce(
         if (name === 'fan-out-server') {
           await measureFanOut(stack, report, settings, tap);
           compareEngines(report);
-        } else await measureDmLatency(stack, report, settings, tap);
+        } else if (name === 'first-wake-server') await measureFirstWake(stack, report, settings, tap);
+        else await measureDmLatency(stack, report, settings, tap);
       } catch (error) {
         if (track.interrupted()) break;
         const section = report.sections.find((s) => s.id === name) ?? report.section(name, serverSectionTitle[name]);

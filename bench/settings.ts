@@ -23,6 +23,8 @@ export const measurementNames = [
   'dm-latency',
   'dm-latency-server',
   'wake-to-drain',
+  'first-wake',
+  'first-wake-server',
 ] as const;
 export type MeasurementName = (typeof measurementNames)[number];
 
@@ -35,6 +37,8 @@ export interface BenchSettings {
   readonly wakePath: { readonly devices: number };
   /** Devices of the server channels woken by one message. */
   readonly fanOut: { readonly sizes: readonly number[]; readonly deadlineMs: (devices: number) => number };
+  /** Small channels' messages one at a time, against the engine ceiling's rounds (bench/measure/first-wake.ts). */
+  readonly firstWake: { readonly samples: number; readonly members: number };
   /** A channel's messages while a share of its members log out and back in (bench/measure/fan-out-churn.ts). */
   readonly fanOutChurn: {
     readonly members: number;
@@ -107,6 +111,7 @@ const full: Omit<BenchSettings, 'only' | 'repeat'> = {
   wakePath: { devices: 30 },
   // Generous: the 10,000-device run is reported as it went, finished or not.
   fanOut: { sizes: [200, 1_000, 10_000], deadlineMs: (devices) => Math.max(60_000, devices * 60) },
+  firstWake: { samples: 30, members: 5 },
   fanOutChurn: { members: 1_000, churnShare: 0.2, messages: 5, messageEveryMs: 1_000, concurrency: 8, deadlineMs: 240_000 },
   dmLatency: {
     sizes: [1_000, 10_000],
@@ -144,6 +149,7 @@ const small: Omit<BenchSettings, 'only' | 'repeat'> = {
   claim: { devices: 100, rounds: 5 },
   wakePath: { devices: 10 },
   fanOut: { sizes: [200, 1_000], deadlineMs: (devices) => Math.max(60_000, devices * 60) },
+  firstWake: { samples: 10, members: 5 },
   fanOutChurn: { members: 200, churnShare: 0.2, messages: 5, messageEveryMs: 1_000, concurrency: 8, deadlineMs: 120_000 },
   dmLatency: {
     sizes: [1_000],
