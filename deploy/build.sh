@@ -4,7 +4,7 @@
 #   OUT/package.json, OUT/package-lock.json   as in the repository
 #   OUT/node_modules/                        production dependencies only (npm ci --omit=dev)
 #   OUT/dist/src/bin/{api,worker,bridge,migrate,push-admin}.js and what they import
-#   OUT/dist/workflow-bundle.js              the workflow bundle, so workers do not bundle at start
+#   OUT/dist/workflow-bundle{,-traced}.js    the workflow bundles (untraced, traced), so workers do not bundle at start
 #   OUT/migrations/*.sql                     this service's migrations (not the host stand-in)
 #
 # The Dockerfile runs exactly this script; test/deploy runs it too and starts the
@@ -60,10 +60,12 @@ step "compiling the entry points (deploy/tsconfig.production.json)"
 
 step "bundling the workflows"
 (cd "$stage" && node dist/src/bin/bundle-workflows.js)
-if [ ! -s "$stage/dist/workflow-bundle.js" ]; then
-  echo "build: the workflow bundle was not written" >&2
-  exit 1
-fi
+for bundle in workflow-bundle.js workflow-bundle-traced.js; do
+  if [ ! -s "$stage/dist/$bundle" ]; then
+    echo "build: the workflow bundle $bundle was not written" >&2
+    exit 1
+  fi
+done
 
 step "assembling $out"
 cp "$root/package.json" "$root/package-lock.json" "$out/"
@@ -71,7 +73,7 @@ mkdir -p "$out/dist" "$out/migrations"
 for dir in src domain workflows activities temporal; do
   if [ -d "$stage/dist/$dir" ]; then cp -R "$stage/dist/$dir" "$out/dist/"; fi
 done
-cp "$stage/dist/workflow-bundle.js" "$out/dist/"
+cp "$stage/dist/workflow-bundle.js" "$stage/dist/workflow-bundle-traced.js" "$out/dist/"
 # The service's migrations only: migrations/host is the host's schema stand-in (dev, tests).
 find "$root/migrations" -maxdepth 1 -type f -name '*.sql' -exec cp {} "$out/migrations/" \;
 

@@ -17,7 +17,16 @@ import { createActivities, type ActivityDeps } from '../../activities/index.js';
 import type { Tracing } from '../tracing/index.js';
 
 export const workflowsSourcePath = path.join(projectRoot, 'workflows', 'index.ts');
+/**
+ * The prebuilt bundles: without the tracing interceptors, and with them for a worker whose
+ * tracing is on. Merely having them in the bundle costs every new workflow instance's first
+ * activation about 12 ms of the workflow thread (`make bench`, first-wake) — paid on every wake
+ * of a device whose workflow is not cached — so a worker that does not trace runs without.
+ * Either replays the other's histories: for an untraced run the interceptors pass every call
+ * through unchanged, and for a traced one they add only headers and spans, no commands.
+ */
 export const workflowBundlePath = path.join(projectRoot, 'dist', 'workflow-bundle.js');
+export const tracedWorkflowBundlePath = path.join(projectRoot, 'dist', 'workflow-bundle-traced.js');
 
 export interface CreateWorkerOptions {
   readonly connection: NativeConnection;
@@ -48,14 +57,14 @@ export async function buildWorker(options: BuildWorkerOptions): Promise<Worker> 
   });
 }
 
-/** The workflow interceptor modules of every bundle: the prebuilt one holds them, a bundle from source is given them. */
-export const workflowInterceptorModules: readonly string[] = [workflowTracingModulePath];
+/** The workflow interceptor modules of a tracing worker: its prebuilt bundle holds them, a bundle from source is given them. */
+export const tracedWorkflowInterceptorModules: readonly string[] = [workflowTracingModulePath];
 
 export async function createWorker(options: CreateWorkerOptions): Promise<Worker> {
+  const traced = options.tracing !== undefined;
+  const bundlePath = traced ? tracedWorkflowBundlePath : workflowBundlePath;
   const workflows: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> =
-    options.fromSource !== true && existsSync(workflowBundlePath)
-      ? { workflowBundle: { codePath: workflowBundlePath } }
-      : { workflowsPath: workflowsSourcePath };
+    options.fromSource !== true && existsSync(bundlePath) ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath: workflowsSourcePath };
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
@@ -63,7 +72,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     ...workflows,
     interceptors: {
       activity: [tracedActivityInterceptors],
-      ...('workflowsPath' in workflows ? { workflowModules: [...workflowInterceptorModules] } : {}),
+      ...('workflowsPath' in workflows && traced ? { workflowModules: [...tracedWorkflowInterceptorModules] } : {}),
     },
     sinks: workflowSpanSinks(options.tracing),
     activities: options.activities,

@@ -7,19 +7,22 @@ import os from 'node:os';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
-import { workflowInterceptorModules, workflowsSourcePath } from '../../src/worker/temporal-worker.js';
+import { tracedWorkflowInterceptorModules, workflowsSourcePath } from '../../src/worker/temporal-worker.js';
 
 const silent = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 
 describe('workflow bundle', () => {
-  it('bundles workflows/index.ts with the workflow interceptors every worker has', async () => {
-    const { code } = await bundleWorkflowCode({
+  it("bundles workflows/index.ts, with the tracing worker's interceptors and without them", async () => {
+    const traced = await bundleWorkflowCode({
       workflowsPath: workflowsSourcePath,
-      workflowInterceptorModules: [...workflowInterceptorModules],
+      workflowInterceptorModules: [...tracedWorkflowInterceptorModules],
       logger: silent,
     });
-    expect(code).toContain('registrationWorkflow');
-    expect(code).toContain('OpenTelemetryInboundInterceptor');
+    expect(traced.code).toContain('registrationWorkflow');
+    expect(traced.code).toContain('OpenTelemetryInboundInterceptor');
+    const plain = await bundleWorkflowCode({ workflowsPath: workflowsSourcePath, logger: silent });
+    expect(plain.code).toContain('registrationWorkflow');
+    expect(plain.code).not.toContain('OpenTelemetryInboundInterceptor');
   });
 
   it('fails on a workflow that imports a Node built-in', async () => {

@@ -2,9 +2,10 @@
  * Histories written by earlier workflow code (test/workflow/histories/, see record.ts there)
  * replay on today's: a run in flight when a worker is upgraded must go on where it was, so
  * every change of plan is behind `patched()`. A history that no longer replays fails here
- * with the SDK's non-determinism error, naming the event. They replay with the workflow
- * interceptors every worker bundles (temporal/workflow-tracing.ts): histories recorded before
- * those existed must go on under them.
+ * with the SDK's non-determinism error, naming the event. Each replays on both of today's
+ * bundles: a tracing worker's, with the workflow interceptors (temporal/workflow-tracing.ts),
+ * and the plain one of a worker that does not trace — a fleet may hold both, and every worker
+ * before the plain one had the interceptors.
  *
  * Each release the first release upgrades from in place (test/support/previous-versions.ts)
  * has a history recorded by its own worker for every scenario of record.ts: every path, and
@@ -15,9 +16,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { temporal } from '@temporalio/proto';
-import { Worker } from '@temporalio/worker';
-import { describe, expect, it } from 'vitest';
-import { workflowInterceptorModules, workflowsSourcePath } from '../../src/worker/temporal-worker.js';
+import { bundleWorkflowCode, Worker } from '@temporalio/worker';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { tracedWorkflowInterceptorModules, workflowsSourcePath } from '../../src/worker/temporal-worker.js';
 import { workflowSpanSinks } from '../../temporal/tracing.js';
 import { previousVersions } from '../support/previous-versions.js';
 
@@ -53,18 +54,33 @@ describe('histories of earlier workflow code', () => {
     expect(recorded.filter((name) => name.startsWith('before-escalation-')).length).toBeGreaterThanOrEqual(6);
   });
 
-  it.each(recorded)('%s replays on the current workflow', async (name) => {
-    const { workflowId, history } = JSON.parse(readFileSync(join(dir, name), 'utf8')) as { workflowId: string; history: unknown };
-    await expect(
-      Worker.runReplayHistory(
-        {
-          workflowsPath: workflowsSourcePath,
-          interceptors: { workflowModules: [...workflowInterceptorModules] },
-          sinks: workflowSpanSinks(undefined),
-        },
-        temporal.api.history.v1.History.fromObject(history as object),
-        workflowId,
-      ),
-    ).resolves.toBeUndefined();
-  });
+  const bundles: Record<'traced' | 'plain', string> = { traced: '', plain: '' };
+  beforeAll(async () => {
+    const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error };
+    bundles.traced = (
+      await bundleWorkflowCode({
+        workflowsPath: workflowsSourcePath,
+        workflowInterceptorModules: [...tracedWorkflowInterceptorModules],
+        logger: quiet,
+      })
+    ).code;
+    bundles.plain = (await bundleWorkflowCode({ workflowsPath: workflowsSourcePath, logger: quiet })).code;
+  }, 120_000);
+
+  it.each(recorded.flatMap((name) => (['traced', 'plain'] as const).map((bundle) => [name, bundle] as const)))(
+    '%s replays on the current workflow (%s bundle)',
+    async (name, bundle) => {
+      const { workflowId, history } = JSON.parse(readFileSync(join(dir, name), 'utf8')) as { workflowId: string; history: unknown };
+      await expect(
+        Worker.runReplayHistory(
+          {
+            workflowBundle: { code: bundles[bundle] },
+            sinks: workflowSpanSinks(undefined),
+          },
+          temporal.api.history.v1.History.fromObject(history as object),
+          workflowId,
+        ),
+      ).resolves.toBeUndefined();
+    },
+  );
 });
