@@ -60,7 +60,14 @@ describe('deploy/build.sh: what the image holds', () => {
     for (const entry of ['api', 'worker', 'bridge', 'migrate', 'push-admin'])
       expect(existsSync(path.join(app, 'dist', 'src', 'bin', `${entry}.js`)), entry).toBe(true);
     expect(readFileSync(path.join(app, 'dist', 'workflow-bundle.js'), 'utf8')).toContain('registrationWorkflow');
-    expect(sortedEntries(path.join(app, 'dist'))).toEqual(['activities', 'domain', 'src', 'temporal', 'workflow-bundle-traced.js', 'workflow-bundle.js']);
+    expect(sortedEntries(path.join(app, 'dist'))).toEqual([
+      'activities',
+      'domain',
+      'src',
+      'temporal',
+      'workflow-bundle-traced.js',
+      'workflow-bundle.js',
+    ]);
     // Only what the entry points import: the dev stack, its stand-ins, the simulator, the benchmarks and the operators' tools are not.
     expect(sortedEntries(path.join(app, 'dist')).filter((e) => ['devstack', 'simulator', 'bench', 'capacity'].includes(e))).toEqual([]);
     expect(sortedEntries(path.join(app, 'dist', 'src', 'bin')).filter((f) => f.endsWith('.js'))).toEqual([
