@@ -33,7 +33,7 @@ import { jetstream } from '@nats-io/jetstream';
 import { sql } from 'slonik';
 
 /** The bridge's signals in flight per event (src/bridge/event-bridge.ts default): the ceiling uses the same. */
-const signalConcurrency = 16;
+export const signalConcurrency = 16;
 /** The worker's local-activity slots (src/worker/temporal-worker.ts): the floor sends as many at once. */
 const floorConcurrency = 100;
 
@@ -218,15 +218,7 @@ async function runCeiling(
   await helper.call('take');
   const ids = Array.from({ length: devices }, (_, i) => `bench-ceiling:${run}:${i}`);
   const started = Date.now();
-  const failures = await settleAll(ids, signalConcurrency, async (workflowId) => {
-    await stack.temporal.workflow.signalWithStart(ceilingWorkflowType, {
-      taskQueue: 'bench-ceiling',
-      workflowId,
-      signal: ceilingSignal,
-      signalArgs: [],
-    });
-  });
-  if (failures.length > 0) throw new Error(`${failures.length} ceiling signal-with-starts failed: ${String(failures[0])}`);
+  await startCeilingWorkflows(stack, 'bench-ceiling', ids);
   const signalSeconds = (Date.now() - started) / 1000;
   const count = () => helper.call<number>('count');
   const completed = await until(
@@ -237,6 +229,14 @@ async function runCeiling(
   );
   const times = await helper.call<number[]>('take');
   return { arrivals: { offsets: times.map((t) => t - started).sort((a, b) => a - b), expected: devices, completed }, signalSeconds };
+}
+
+/** Signal-with-starts the ceiling workflows `ids` on `taskQueue`, `signalConcurrency` at a time, as the bridge's signaller sends; throws if any failed. */
+export async function startCeilingWorkflows(stack: BenchStack, taskQueue: string, ids: readonly string[]): Promise<void> {
+  const failures = await settleAll(ids, signalConcurrency, async (workflowId) => {
+    await stack.temporal.workflow.signalWithStart(ceilingWorkflowType, { taskQueue, workflowId, signal: ceilingSignal, signalArgs: [] });
+  });
+  if (failures.length > 0) throw new Error(`${failures.length} ceiling signal-with-starts failed: ${String(failures[0])}`);
 }
 
 /** The bridge's total event-handling time so far (receipt → ack), from its /metrics. */

@@ -10,7 +10,6 @@
  */
 import { jetstream } from '@nats-io/jetstream';
 import { sql } from 'slonik';
-import { settleAll } from '../../src/testing.js';
 import { forkHelper, type Helper } from '../children/ipc.js';
 import type { DistributorTap } from '../distributor-tap.js';
 import type { Report } from '../report.js';
@@ -19,10 +18,8 @@ import type { BenchSettings } from '../settings.js';
 import { setupProse } from '../setup-prose.js';
 import type { BenchStack, TemporalEngine } from '../stack.js';
 import { quantile, sleep } from '../stats.js';
-import { ceilingSignal, ceilingWorkflowType } from '../workflows/ceiling.js';
+import { signalConcurrency, startCeilingWorkflows } from './fan-out.js';
 
-/** The bridge's signals in flight (src/bridge/signaller.ts default): the ceiling sends as many at once. */
-const signalConcurrency = 16;
 /** Between two samples: the previous one's workflow tasks are done, and the stack is quiet. */
 const quietMs = 300;
 /** A sample that has not woken all its members by then fails the measurement. */
@@ -110,15 +107,7 @@ async function runCeiling(stack: BenchStack, rounds: number, members: number): P
       await helper.call('take');
       const ids = Array.from({ length: members }, (_, i) => `bench-first-wake-ceiling:${round}:${i}`);
       const started = Date.now();
-      const failures = await settleAll(ids, signalConcurrency, async (workflowId) => {
-        await stack.temporal.workflow.signalWithStart(ceilingWorkflowType, {
-          taskQueue: 'bench-first-wake-ceiling',
-          workflowId,
-          signal: ceilingSignal,
-          signalArgs: [],
-        });
-      });
-      if (failures.length > 0) throw new Error(`${failures.length} ceiling signal-with-starts failed: ${String(failures[0])}`);
+      await startCeilingWorkflows(stack, 'bench-first-wake-ceiling', ids);
       await waitUntil(
         async () => (await helper.call<number>('count')) >= members,
         () => `ceiling round ${round}`,
