@@ -135,7 +135,7 @@ describe('small messages behind fan-outs larger than the budget', () => {
 });
 
 describe('another replica finishes what one did not send', () => {
-  const members = 600;
+  const members = 1_500;
   /** Signals the row's progress may be behind by when its replica stops: a naming chunk and those in flight. */
   const chunk = 50;
   const concurrency = 2;
