@@ -84,6 +84,11 @@ export class TokenFetchError extends Error {
   }
 }
 
+/** A token sends may still use: not within `lastUseBeforeExpiryMs` of its expiry. */
+function usable(token: Fetched | undefined): token is Fetched {
+  return token !== undefined && Date.now() < token.expiresAt - lastUseBeforeExpiryMs;
+}
+
 export interface AccessTokenOptions {
   readonly projectId: string;
   /** Longest one token fetch may take. */
@@ -136,7 +141,7 @@ export function createAccessTokens(credentials: FcmCredentials, options: AccessT
       );
       schedule(retryDelayMs(failuresInARow));
       // A token inside its renewal margin still works: sends go on with it until shortly before it expires.
-      if (cached !== undefined && Date.now() < cached.expiresAt - lastUseBeforeExpiryMs) return cached.token;
+      if (usable(cached)) return cached.token;
       throw failure;
     }
   };
@@ -164,8 +169,7 @@ export function createAccessTokens(credentials: FcmCredentials, options: AccessT
     },
     onRecovered: (listener) => void recoveredListeners.push(listener),
     holdRecorded() {
-      const usable = cached !== undefined && Date.now() < cached.expiresAt - lastUseBeforeExpiryMs;
-      if (usable) for (const listener of recoveredListeners) listener();
+      if (usable(cached)) for (const listener of recoveredListeners) listener();
     },
     keepFresh() {
       refreshing = true;
