@@ -183,7 +183,7 @@ async function runSide(
 }
 
 /** Publishes one message; collects the wakes the world's endpoints receive. */
-async function runOurs(stack: BenchStack, tap: DistributorTap, world: ServerWorld, deadlineMs: number): Promise<Arrivals> {
+export async function runOurs(stack: BenchStack, tap: DistributorTap, world: ServerWorld, deadlineMs: number): Promise<Arrivals> {
   const endpoints = new Set(world.devices.map((d) => d.endpoint));
   const offsets: number[] = [];
   const problems: string[] = [];
@@ -208,7 +208,7 @@ async function runOurs(stack: BenchStack, tap: DistributorTap, world: ServerWorl
   }
 }
 
-async function runCeiling(
+export async function runCeiling(
   stack: BenchStack,
   helper: Helper,
   run: string,
@@ -218,7 +218,15 @@ async function runCeiling(
   await helper.call('take');
   const ids = Array.from({ length: devices }, (_, i) => `bench-ceiling:${run}:${i}`);
   const started = Date.now();
-  await startCeilingWorkflows(stack, 'bench-ceiling', ids);
+  const failures = await settleAll(ids, signalConcurrency, async (workflowId) => {
+    await stack.temporal.workflow.signalWithStart(ceilingWorkflowType, {
+      taskQueue: 'bench-ceiling',
+      workflowId,
+      signal: ceilingSignal,
+      signalArgs: [],
+    });
+  });
+  if (failures.length > 0) throw new Error(`${failures.length} ceiling signal-with-starts failed: ${String(failures[0])}`);
   const signalSeconds = (Date.now() - started) / 1000;
   const count = () => helper.call<number>('count');
   const completed = await until(
@@ -229,14 +237,6 @@ async function runCeiling(
   );
   const times = await helper.call<number[]>('take');
   return { arrivals: { offsets: times.map((t) => t - started).sort((a, b) => a - b), expected: devices, completed }, signalSeconds };
-}
-
-/** Signal-with-starts the ceiling workflows `ids` on `taskQueue`, `signalConcurrency` at a time, as the bridge's signaller sends; throws if any failed. */
-export async function startCeilingWorkflows(stack: BenchStack, taskQueue: string, ids: readonly string[]): Promise<void> {
-  const failures = await settleAll(ids, signalConcurrency, async (workflowId) => {
-    await stack.temporal.workflow.signalWithStart(ceilingWorkflowType, { taskQueue, workflowId, signal: ceilingSignal, signalArgs: [] });
-  });
-  if (failures.length > 0) throw new Error(`${failures.length} ceiling signal-with-starts failed: ${String(failures[0])}`);
 }
 
 /** The bridge's total event-handling time so far (receipt → ack), from its /metrics. */

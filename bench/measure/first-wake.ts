@@ -8,17 +8,16 @@
  * Per engine: the dev server (section `first-wake`) or the real Temporal server
  * (`first-wake-server`).
  */
-import { jetstream } from '@nats-io/jetstream';
 import { sql } from 'slonik';
-import { forkHelper, type Helper } from '../children/ipc.js';
+import { forkHelper } from '../children/ipc.js';
 import type { DistributorTap } from '../distributor-tap.js';
 import type { Report } from '../report.js';
-import { insertRegistrations, messageEvent, seedServer, type ServerWorld } from '../seed.js';
+import { insertRegistrations, seedServer, type ServerWorld } from '../seed.js';
 import type { BenchSettings } from '../settings.js';
 import { setupProse } from '../setup-prose.js';
 import type { BenchStack, TemporalEngine } from '../stack.js';
 import { quantile, sleep } from '../stats.js';
-import { signalConcurrency, startCeilingWorkflows } from './fan-out.js';
+import { runCeiling, runOurs as runFanOut, signalConcurrency, type Arrivals } from './fan-out.js';
 
 /** Between two samples: the previous one's workflow tasks are done, and the stack is quiet. */
 const quietMs = 300;
@@ -45,7 +44,7 @@ export async function measureFirstWake(stack: BenchStack, report: Report, settin
   await stack.pool.query(sql.unsafe`VACUUM ANALYZE`);
 
   const ours = await runOurs(stack, tap, worlds);
-  const ceiling = await runCeiling(stack, samples + 1, members);
+  const ceiling = await runCeilingRounds(stack, samples + 1, members);
   const counted = { ours: ours.slice(1), ceiling: ceiling.slice(1) };
   process.stdout.write(`  ours: ${describe(counted.ours)}\n  ceiling: ${describe(counted.ceiling)}\n`);
   const name = (what: string) => `a ${members}-member channel: message → first wake, ${what} of ${samples} messages`;
@@ -67,53 +66,31 @@ export async function measureFirstWake(stack: BenchStack, report: Report, settin
   Object.assign(section.details, { members, samples, oursMs: counted.ours, ceilingMs: counted.ceiling });
 }
 
-/** The product's bridge and worker: one message per world, one at a time; ms from publishing to the world's first wake. */
+/** The product's bridge and worker (fan-out.ts's side): one message per world, one at a time; ms from publishing to the world's first wake. */
 async function runOurs(stack: BenchStack, tap: DistributorTap, worlds: readonly ServerWorld[]): Promise<number[]> {
   const apps = await stack.startApps({ label: 'first-wake', taskQueue: 'bench-first-wake', apps: ['worker', 'bridge'] });
   const firsts: number[] = [];
   try {
     for (const world of worlds) {
-      const endpoints = new Set(world.devices.map((d) => d.endpoint));
-      const offsets: number[] = [];
-      const started = Date.now();
-      tap.listen((message) => {
-        if (endpoints.has(message.endpoint)) offsets.push(Date.now() - started);
-      });
-      const message = messageEvent(world.channelIds[0]!, world.ownerId);
-      await jetstream(stack.nats).publish(`channel.${world.channelIds[0]}.MESSAGE_CREATE`, message.body, { msgID: `message-${message.id}` });
-      await waitUntil(
-        () => offsets.length >= endpoints.size,
-        () => `ours: ${offsets.length} of ${endpoints.size} wakes`,
-      );
-      tap.listen(undefined);
-      firsts.push(Math.min(...offsets));
+      firsts.push(first(await runFanOut(stack, tap, world, sampleDeadlineMs), 'ours'));
       await sleep(quietMs);
     }
   } finally {
-    tap.listen(undefined);
     await apps.stop();
     await stack.pool.query(sql.unsafe`DELETE FROM push_signal_outbox`);
   }
   return firsts;
 }
 
-/** The engine ceiling's rounds: `members` signal-with-starts each, `signalConcurrency` at a time; ms to the round's first no-op. */
-async function runCeiling(stack: BenchStack, rounds: number, members: number): Promise<number[]> {
-  const helper: Helper = forkHelper(stack.dir, 'ceiling-worker');
+/** The engine ceiling's rounds (fan-out.ts's): `members` signal-with-starts each; ms to the round's first no-op. */
+async function runCeilingRounds(stack: BenchStack, rounds: number, members: number): Promise<number[]> {
+  const helper = forkHelper(stack.dir, 'ceiling-worker');
   const firsts: number[] = [];
   try {
-    await helper.call('start', { temporalEnv: stack.temporalEnv, taskQueue: 'bench-first-wake-ceiling' });
+    await helper.call('start', { temporalEnv: stack.temporalEnv, taskQueue: 'bench-ceiling' });
     for (let round = 0; round < rounds; round++) {
-      await helper.call('take');
-      const ids = Array.from({ length: members }, (_, i) => `bench-first-wake-ceiling:${round}:${i}`);
-      const started = Date.now();
-      await startCeilingWorkflows(stack, 'bench-first-wake-ceiling', ids);
-      await waitUntil(
-        async () => (await helper.call<number>('count')) >= members,
-        () => `ceiling round ${round}`,
-      );
-      const times = await helper.call<number[]>('take');
-      firsts.push(Math.min(...times) - started);
+      const { arrivals } = await runCeiling(stack, helper, `first-wake-${round}`, members, sampleDeadlineMs);
+      firsts.push(first(arrivals, 'the ceiling'));
       await sleep(quietMs);
     }
   } finally {
@@ -122,12 +99,11 @@ async function runCeiling(stack: BenchStack, rounds: number, members: number): P
   return firsts;
 }
 
-async function waitUntil(done: () => boolean | Promise<boolean>, what: () => string): Promise<void> {
-  const deadline = Date.now() + sampleDeadlineMs;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error(`first wake: not done within ${sampleDeadlineMs / 1000} s (${what()})`);
-    await sleep(10);
-  }
+/** A sample's first arrival; a sample that did not complete fails the measurement. */
+function first(arrivals: Arrivals, who: string): number {
+  if (!arrivals.completed)
+    throw new Error(`first wake: ${who} had ${arrivals.offsets.length} of ${arrivals.expected} wakes within ${sampleDeadlineMs / 1000} s`);
+  return arrivals.offsets[0]!;
 }
 
 function describe(ms: readonly number[]): string {
