@@ -27,6 +27,9 @@ import { defaultBacklogMs } from '../../src/testing.js';
 import { setupProse } from '../setup-prose.js';
 import type { AppName, BenchStack, RunningApps, TemporalEngine } from '../stack.js';
 import { quantile, sleep } from '../stats.js';
+import { fetchEvents } from '../history.js';
+import { registrationWorkflowId } from '../../src/testing.js';
+import { wakePhases, type WakePhases } from '../wake-phases.js';
 
 const sectionId: Readonly<Record<TemporalEngine, string>> = { 'dev-server': 'dm-latency', server: 'dm-latency-server' };
 const smallMembers = 20;
@@ -45,7 +48,19 @@ interface Latencies {
   /** ms, in publishing order; null: no wake by the end. */
   readonly dms: (number | null)[];
   readonly small: (number | null)[];
+  /** The slowest woken DMs and small servers' messages taken apart (wake-phases.ts), slowest first. */
+  readonly slowest?: SlowWake[];
 }
+
+interface SlowWake extends WakePhases {
+  readonly what: 'DM' | 'small server';
+  /** Published this long after the run started, ms. */
+  readonly sentAfterMs: number;
+  readonly totalMs: number;
+}
+
+/** How many of the slowest wakes of each run are taken apart. */
+const slowestShown = 5;
 
 interface FanOutRun extends Latencies {
   readonly devices: number;
@@ -327,12 +342,15 @@ async function fanOutWithDms(
   await beside.published();
   const end = lastWakeMs === null ? Date.now() : started + lastWakeMs;
   // What was sent during the fan-out, given time to arrive.
-  const { dms, small } = await latenciesOf(
+  const { dms, small, slowest } = await latenciesOf(
+    stack,
     watch,
     beside.dmsSent.filter((d) => d.at <= end),
     beside.smallsSent.filter((s) => s.at <= end),
+    started,
   );
   return {
+    slowest,
     devices: endpoints.length,
     lastWakeMs,
     windowMs: timing.deadlineMs,
@@ -449,7 +467,7 @@ async function livelyWithDms(
   }
   const wakesInRun = wakes;
   await beside.published();
-  const { dms, small } = await latenciesOf(watch, beside.dmsSent, beside.smallsSent);
+  const { dms, small, slowest } = await latenciesOf(stack, watch, beside.dmsSent, beside.smallsSent, started);
   watch.onEvery(undefined);
   await Promise.all(drainsInFlight);
   return {
@@ -462,15 +480,18 @@ async function livelyWithDms(
     drainFailures,
     dms,
     small,
+    slowest,
     load: [loadBefore, os.loadavg()[0]!],
   };
 }
 
 /** The DMs' and small servers' latencies, once they arrived (or 30 s passed): null for none. */
 async function latenciesOf(
+  stack: BenchStack,
   watch: Watch,
   dmsSent: readonly { callee: Callee; at: number }[],
   smallsSent: readonly { server: ServerWorld; at: number }[],
+  started: number,
 ): Promise<Latencies> {
   const settle = Date.now() + 30_000;
   const allIn = () =>
@@ -485,7 +506,32 @@ async function latenciesOf(
     const times = s.server.devices.map((d) => watch.arrivals.get(d.endpoint));
     return times.some((t) => t === undefined) ? null : Math.max(...(times as number[])) - s.at;
   });
-  return { dms, small };
+  const woken = [
+    ...dmsSent.map((d) => ({ what: 'DM' as const, device: d.callee.device, at: d.at })),
+    ...smallsSent.map((s) => ({ what: 'small server' as const, device: lastWoken(watch, s.server.devices), at: s.at })),
+  ].flatMap(({ what, device, at }) => {
+    const wokenAt = device === undefined ? undefined : watch.arrivals.get(device.endpoint);
+    return device === undefined || wokenAt === undefined ? [] : [{ what, device, at, wokenAt }];
+  });
+  woken.sort((a, b) => b.wokenAt - b.at - (a.wokenAt - a.at));
+  const slowest: SlowWake[] = [];
+  for (const w of woken.slice(0, slowestShown)) {
+    const events = await fetchEvents(stack.temporal, registrationWorkflowId(w.device.userId, w.device.deviceId)).catch(() => []);
+    const phases = wakePhases(events, w.at, w.wokenAt);
+    if (phases !== undefined) slowest.push({ what: w.what, sentAfterMs: w.at - started, totalMs: w.wokenAt - w.at, ...phases });
+  }
+  return { dms, small, slowest };
+}
+
+/** Of a small server's devices, the one woken last (undefined while any is not woken). */
+function lastWoken(watch: Watch, devices: readonly BenchDevice[]): BenchDevice | undefined {
+  let last: BenchDevice | undefined;
+  for (const d of devices) {
+    const at = watch.arrivals.get(d.endpoint);
+    if (at === undefined) return undefined;
+    if (last === undefined || at > watch.arrivals.get(last.endpoint)!) last = d;
+  }
+  return last;
 }
 
 /** A quantile of the latencies; a missing wake counts as infinitely late. */
@@ -581,6 +627,26 @@ function reportFigures(report: Report, section: Section, runs: Record<Side, Side
     reference: { name: reference, value: ref.wakes / (ref.durationMs / 1000) },
     note: `${paced.messages} messages; drains ${paced.drains} (${paced.drainFailures} failed), reference ${ref.drains} (${ref.drainFailures} failed)`,
   });
+  section.tables.push(slowestTable(runs.paced));
   const load = section.details.loadAverage as { min: number; max: number };
   section.setup.push(setupProse('dm-latency-load', { loadMin: load.min.toFixed(1), loadMax: load.max.toFixed(1), cores: os.cpus().length }));
+}
+
+/** Ours' slowest wakes of each run, taken apart: what the p99 is made of. */
+function slowestTable(paced: SideRun) {
+  const runs = [
+    ...paced.fanOuts.map((r) => ({ label: `fan-out to ${r.devices.toLocaleString('en-US')}`, slowest: r.slowest ?? [] })),
+    { label: `lively ${paced.lively.members.toLocaleString('en-US')}-member channel`, slowest: paced.lively.slowest ?? [] },
+  ];
+  const s = (ms: number) => (ms / 1000).toFixed(2);
+  return {
+    title:
+      `Ours: the ${slowestShown} slowest wakes of each run taken apart from their devices' histories (seconds): intake = \`created_at\` → signal accepted ` +
+      "(JetStream, the bridge, the signal); queue = the signal's workflow task scheduled → started (Temporal's task queue, a worker's free slot); " +
+      'worker = task started → the wake at the distributor (activation, claim, send):',
+    header: ['run', 'message', 'sent at (s into the run)', 'total', 'intake', 'queue', 'worker', 'workflow tasks'],
+    rows: runs.flatMap((run) =>
+      run.slowest.map((w) => [run.label, w.what, s(w.sentAfterMs), s(w.totalMs), s(w.intakeMs), s(w.queueMs), s(w.workerMs), w.workflowTasks]),
+    ),
+  };
 }
