@@ -220,12 +220,18 @@ dynamicConfigClient:
 `;
 }
 
-/** What the dev server sets too: search attributes usable as soon as they are added. */
+/** What the dev server sets too: search attributes usable as soon as they are added; one partition per task queue. */
 const dynamicConfig = `# Written by devstack/temporal-server.ts.
 limit.maxIDLength:
   - value: 255
 system.forceSearchAttributesCacheRefreshOnRead:
   - value: true
+# Every task queue of this server is the push service's: one partition each, served in order, as
+# docs/operations.md ("Temporal server settings") asks of a production server for ours.
+matching.numTaskqueueWritePartitions:
+  - value: 1
+matching.numTaskqueueReadPartitions:
+  - value: 1
 `;
 
 /** Creates both databases and brings their schemas to the server's version (idempotent). */

@@ -16,6 +16,7 @@ import { startTracing } from '../tracing/index.js';
 import { createTemporalClient } from '../../temporal/client.js';
 import { startEventBridge } from './event-bridge.js';
 import { describeNatsFailure, natsConnectionOptions } from './nats-connection.js';
+import { watchTaskQueuePartitions } from './task-queue-partitions.js';
 
 export interface RunningBridge {
   readonly opsPort: number;
@@ -48,6 +49,9 @@ export async function startBridge(config: BridgeConfig, log: Logger): Promise<Ru
     },
     log,
   );
+  // Pacing keeps a DM behind its target only on a queue served in order.
+  const partitions =
+    config.signalBacklogMs > 0 ? watchTaskQueuePartitions({ temporal: temporal.client, taskQueue: config.temporal.taskQueue, log }) : undefined;
   log.info({ stream: bridge.intake.stream, consumer: bridge.intake.consumer, opsPort: ops.port }, 'bridge running');
   let stopping = false;
   const ended = Promise.race([
@@ -60,6 +64,7 @@ export async function startBridge(config: BridgeConfig, log: Logger): Promise<Ru
     ended,
     async stop() {
       stopping = true;
+      partitions?.stop();
       await bridge.stop();
       await nc.drain();
       await temporal.close();

@@ -104,6 +104,11 @@ export const bridgeMetrics = {
       this.set(bridgePacers.views().some((v) => v.blind) ? 1 : 0);
     },
   }),
+  taskQueuePartitions: new Gauge({
+    name: 'push_bridge_task_queue_partitions',
+    help: "Partitions of the task queue's workflow tasks, as Temporal reports them (ListTaskQueuePartitions, every 10 min); above 1 the queue is served out of order and a DM can wait behind more than the pacing's target",
+    registers: [registry],
+  }),
   pacingDescribeFailures: new Counter({
     name: 'push_bridge_pacing_describe_failures_total',
     help: "The pacer's DescribeWorkflowExecution calls that failed or did not answer in time (each counts as done: pacing is off meanwhile)",
