@@ -96,6 +96,8 @@ export interface PacerDeps<D extends DeviceToSignal = DeviceToSignal> {
 export interface SampleReport extends Omit<Decision, 'state'> {
   readonly delayMs: number;
   readonly timedOut: boolean;
+  /** The marker's place in the window it was sent under (window-law.ts, `Observation.position`). */
+  readonly position: number;
   readonly window: number;
   readonly unconfirmed: number;
   readonly queued: number;
@@ -142,9 +144,9 @@ interface Accepted<D> {
   readonly seq: number;
   readonly device: D;
   readonly at: number;
-  /** The window when it was sent, whether it filled it, and the signals known done then. */
+  /** The window when it was sent, its place in it (signals not known done, itself included), and the signals known done then. */
   readonly window: number;
-  readonly filled: boolean;
+  readonly position: number;
   readonly doneAhead: number;
   /** How often the window had held signals back when it was sent (`#heldBack`). */
   readonly heldBackBefore: number;
@@ -303,7 +305,7 @@ export class SignalPacer<D extends DeviceToSignal = DeviceToSignal> implements S
   #send(job: Job<D>): void {
     this.#sending++;
     const window = this.#state.window;
-    const filled = this.#unconfirmed() >= window;
+    const position = this.#unconfirmed();
     const doneAhead = this.#confirmed;
     const heldBackBefore = this.#heldBack;
     // An answer that never comes must not hold the queues: the signal counts as failed (the
@@ -311,7 +313,7 @@ export class SignalPacer<D extends DeviceToSignal = DeviceToSignal> implements S
     withTimeout(this.#deps.send(job.device), this.#options.answerTimeoutMs.send, 'signal not accepted').then(
       () => {
         this.#sending--;
-        this.#inFlight.push({ seq: ++this.#accepted, device: job.device, at: this.#now(), window, filled, doneAhead, heldBackBefore });
+        this.#inFlight.push({ seq: ++this.#accepted, device: job.device, at: this.#now(), window, position, doneAhead, heldBackBefore });
         job.done();
         this.#probe();
         this.#pump();
@@ -432,7 +434,8 @@ export class SignalPacer<D extends DeviceToSignal = DeviceToSignal> implements S
         sentUnder: marker.window,
         // The window was full at its send or while it waited (the first signals of a fan-out
         // fill it a moment after they leave): what its delay measured is a full window's.
-        filled: marker.filled || this.#heldBack > marker.heldBackBefore,
+        filled: marker.position >= marker.window || this.#heldBack > marker.heldBackBefore,
+        position: marker.position,
         doneAhead: marker.doneAhead,
         issued: this.#accepted + this.#sending,
         ratePerMs: this.#ratePerMs(),
@@ -443,6 +446,7 @@ export class SignalPacer<D extends DeviceToSignal = DeviceToSignal> implements S
     this.#deps.observer?.sampled?.({
       delayMs,
       timedOut,
+      position: marker.position,
       move: decision.move,
       baseMs: decision.baseMs,
       backlogMs: decision.backlogMs,

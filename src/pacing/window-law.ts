@@ -16,6 +16,9 @@
  * - **One cause moves the window once.** A sample decides only if its marker waited behind the
  *   window as it is now: sent under it, after every signal issued before its last change was
  *   done. A first sample, which is its own base, never grows it.
+ * - **A marker speaks for what was ahead of it.** Only one that filled the window and had at
+ *   least half of it ahead grows it: the queue serves in order, and the first markers of a
+ *   window just grown, sent into an engine that had emptied, measure nothing of the rest.
  * - **Steps in signals.** The window moves by what the backlog is off the target, counted in
  *   the signals the workers finish in that time at their recent rate — no more than a third of
  *   the window at once (the rate is itself measured through the window).
@@ -67,6 +70,12 @@ export interface Observation extends Sample {
   readonly sentUnder: number;
   /** Whether the marker filled that window: a window never full says nothing of a larger one. */
   readonly filled: boolean;
+  /**
+   * The marker's place in that window when it was sent: the signals sent and not yet known done
+   * then, itself included. The queue serves in order, so a marker waits behind those ahead of it
+   * only: one near the front of its window measured little of it.
+   */
+  readonly position: number;
   /** Signals known done when the marker was sent. */
   readonly doneAhead: number;
   /** Signals issued (sent or being sent) now. */
@@ -120,7 +129,7 @@ export function nextWindow(state: WindowState, observation: Observation, setting
   if (backlogMs > settings.targetMs) {
     window = Math.max(settings.minWindow, state.window - step(backlogMs - settings.targetMs));
     slowStart = false;
-  } else if (observation.filled && samples.length > 1 && recent.every((s) => !s.timedOut)) {
+  } else if (speaksForTheWindow(observation) && samples.length > 1 && recent.every((s) => !s.timedOut)) {
     const worstMs = Math.max(...recent.map((s) => s.delayMs)) - baseMs;
     if (worstMs <= settings.targetMs) {
       const grown = slowStart ? 2 * state.window : state.window + Math.max(1, step(settings.targetMs - worstMs));
@@ -130,6 +139,17 @@ export function nextWindow(state: WindowState, observation: Observation, setting
   const move: Move = window > state.window ? 'up' : window < state.window ? 'down' : 'held';
   const issuedAtChange = window === state.window ? state.issuedAtChange : observation.issued;
   return { state: { window, slowStart, samples, issuedAtChange }, move, baseMs, backlogMs };
+}
+
+/**
+ * Whether a sample may grow the window: its marker filled the window, and waited behind at least
+ * half of it (markers are taken half a window apart, so in a busy window each has about that much
+ * ahead). The first markers of a window just grown go out before the rest of it: on an engine
+ * that had emptied they wait behind nothing, and taken for the grown window's backlog they would
+ * double it again at once.
+ */
+export function speaksForTheWindow(observation: Observation): boolean {
+  return observation.filled && 2 * observation.position >= observation.sentUnder;
 }
 
 /**

@@ -215,6 +215,25 @@ describe('SignalPacer', () => {
     },
   );
 
+  it('does not grow the window on markers that waited behind nothing: a fan-out that finds the engine empty', async () => {
+    // 60 tasks a second, in order, each reaching the queue 200 ms after its signal: 24 signals
+    // are about the target's worth of backlog, 48 well above it. A small fan-out grows the window
+    // to 48 and ends; a large one follows on the emptied engine. Its first markers, at the front
+    // of their window, wait behind nothing; taken for the window's backlog, they doubled it.
+    const engine = servingEngine(1_000 / 60, 200);
+    const windows: number[] = [];
+    const pacer = new SignalPacer({ ...engine.deps, observer: { sampled: (s) => windows.push(s.window) } }, { targetMs: 250, concurrency: 16 });
+    const small = pacer.submit('small', devices('small', 40));
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(await small).toEqual([]);
+    const before = pacer.view().window;
+    expect(before).toBe(48);
+    void pacer.submit('large', devices('large', 1_000));
+    await vi.advanceTimersByTimeAsync(15_000);
+    expect(Math.max(...windows)).toBe(before);
+    pacer.stop();
+  });
+
   it('does not grow the window on its first sample, which is its own base', async () => {
     // 20 tasks a second: the first window (32) is already 1.6 s of work, far above the target.
     const queue = taskQueue(50);
