@@ -20,6 +20,12 @@ const plotsDir = path.join(docsDir, 'benchmarks');
 
 export class Report {
   readonly sections: Section[] = [];
+  /** Which run of a repeated bench this is, from 1. */
+  readonly run: number;
+
+  constructor(run = 1) {
+    this.run = run;
+  }
   readonly #svgs = new Map<string, string>();
 
   section(id: string, title: string, measurement: string = id): Section {

@@ -186,7 +186,7 @@ async function main(): Promise<void> {
     tap = await startDistributorTap();
     for (let repeat = 1; repeat <= settings.repeat && !interrupted; repeat++) {
       if (settings.repeat > 1) process.stdout.write(`\nbench: run ${repeat} of ${settings.repeat}\n`);
-      const report = new Report();
+      const report = new Report(repeat);
       runs.push(report);
       const onStacks = await runOnce(settings, tap, report, {
         started: (s) => (stack = s),

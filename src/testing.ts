@@ -32,6 +32,7 @@ export type { MessageEvent } from './bridge/event.js';
 export { channelRecipients } from './bridge/recipients.js';
 export { headRegistrations, pendingUpsert, recordChannelEvents } from './bridge/record-events.js';
 export { devicesToSignal, namingChunk } from './bridge/signal-pending.js';
+export { defaultConsumerName, defaultStreamName } from './bridge/intake.js';
 
 // The transports, and the worker's loops around them.
 export { createSenders, createTransports, type Transports } from './transports/index.js';

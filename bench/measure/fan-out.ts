@@ -23,6 +23,7 @@ import { fetchEvents, historyCost } from '../history.js';
 import type { Report, Section } from '../report.js';
 import type { BenchSettings } from '../settings.js';
 import { setupProse } from '../setup-prose.js';
+import { forgetBridgeConsumer, sidesInTurn } from '../sides.js';
 import { insertRegistrations, messageEvent, seedServer, type ServerWorld } from '../seed.js';
 import type { BenchStack, RunningApps, TemporalEngine } from '../stack.js';
 import { quantile, sleep } from '../stats.js';
@@ -78,6 +79,7 @@ export async function measureFanOut(stack: BenchStack, report: Report, settings:
       warmUpDevices,
       deadlineSeconds: Math.round((settings.fanOut.deadlineMs(settings.fanOut.sizes.at(-1)!) * (onServer ? 2 : 1)) / 1000),
     }),
+    setupProse('sides-in-turn'),
   );
   const sizes = [warmUpDevices, ...settings.fanOut.sizes];
   const seedWorlds = async () => {
@@ -96,15 +98,16 @@ export async function measureFanOut(stack: BenchStack, report: Report, settings:
   await stack.pool.query(sql.unsafe`VACUUM ANALYZE`);
   // The real server is slower here (two cores for all of its services): twice the time.
   const deadlineOf = (devices: number) => settings.fanOut.deadlineMs(devices) * (onServer ? 2 : 1);
-  // One side at a time: the two sides' bridges would share the one durable consumer.
-  const paced = await runSide(stack, tap, { label: 'fanout', taskQueue: 'bench-fanout', env: {} }, worlds, deadlineOf);
-  const unpaced = await runSide(
-    stack,
-    tap,
-    { label: 'fanout-unpaced', taskQueue: 'bench-fanout-unpaced', env: { BRIDGE_SIGNAL_BACKLOG_MS: '0' } },
-    unpacedWorlds,
-    deadlineOf,
-  );
+  // One side at a time, in turns (bench/sides.ts).
+  const sides: { label: string; taskQueue: string; env: Readonly<Record<string, string>>; worlds: ServerWorld[] }[] = [
+    { label: 'fanout-unpaced', taskQueue: 'bench-fanout-unpaced', env: { BRIDGE_SIGNAL_BACKLOG_MS: '0' }, worlds: unpacedWorlds },
+    { label: 'fanout', taskQueue: 'bench-fanout', env: {}, worlds },
+  ];
+  const measured = new Map<string, SideArrivals>();
+  for (const side of sidesInTurn(report.run, sides)) measured.set(side.label, await runSide(stack, tap, side, side.worlds, deadlineOf));
+  section.details.sideOrder = sidesInTurn(report.run, sides).map((side) => side.label);
+  const paced = measured.get('fanout')!;
+  const unpaced = measured.get('fanout-unpaced')!;
   let ceiling: Helper | undefined;
   let floor: Helper | undefined;
   const results: FanOutResult[] = [];
@@ -149,6 +152,11 @@ export async function measureFanOut(stack: BenchStack, report: Report, settings:
   }));
 }
 
+interface SideArrivals {
+  readonly arrivals: Arrivals[];
+  readonly bridgeSeconds: (number | null)[];
+}
+
 /**
  * One side — the product's worker and bridge with `env` on their own task queue — through every
  * world in turn: the arrivals and the bridge's own time per world. What it left owed (a run cut
@@ -160,7 +168,7 @@ async function runSide(
   side: { readonly label: string; readonly taskQueue: string; readonly env: Readonly<Record<string, string>> },
   worlds: readonly ServerWorld[],
   deadlineOf: (devices: number) => number,
-): Promise<{ arrivals: Arrivals[]; bridgeSeconds: (number | null)[] }> {
+): Promise<SideArrivals> {
   const arrivals: Arrivals[] = [];
   const bridgeSeconds: (number | null)[] = [];
   let apps: RunningApps | undefined;
@@ -178,6 +186,7 @@ async function runSide(
   } finally {
     await apps?.stop();
     await stack.pool.query(sql.unsafe`DELETE FROM push_signal_outbox`);
+    await forgetBridgeConsumer(stack);
   }
   return { arrivals, bridgeSeconds };
 }
