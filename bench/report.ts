@@ -22,11 +22,11 @@ export class Report {
   readonly sections: Section[] = [];
   /** Which run of a repeated bench this is, from 1. */
   readonly run: number;
+  readonly #svgs = new Map<string, string>();
 
   constructor(run = 1) {
     this.run = run;
   }
-  readonly #svgs = new Map<string, string>();
 
   section(id: string, title: string, measurement: string = id): Section {
     const section: Section = { id, title, measurement, setup: [], figures: [], tables: [], plots: [], details: {} };

@@ -5,7 +5,7 @@
  * meanwhile; a bench that always measured one side second charged both to it. So the sides take
  * turns over the runs of a repeated bench, and each side's bridges start at a fresh consumer.
  */
-import { jetstreamManager } from '@nats-io/jetstream';
+import { JetStreamApiCodes, JetStreamApiError, jetstreamManager } from '@nats-io/jetstream';
 import { defaultConsumerName, defaultStreamName } from '../src/testing.js';
 import type { BenchStack } from './stack.js';
 
@@ -22,6 +22,6 @@ export function sidesInTurn<T>(run: number, sides: readonly T[]): readonly T[] {
 export async function forgetBridgeConsumer(stack: BenchStack): Promise<void> {
   const jsm = await jetstreamManager(stack.nats);
   await jsm.consumers.delete(defaultStreamName, defaultConsumerName).catch((error: unknown) => {
-    if (!(error instanceof Error && /not found/i.test(error.message))) throw error;
+    if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.ConsumerNotFound)) throw error;
   });
 }

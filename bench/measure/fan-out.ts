@@ -99,15 +99,19 @@ export async function measureFanOut(stack: BenchStack, report: Report, settings:
   // The real server is slower here (two cores for all of its services): twice the time.
   const deadlineOf = (devices: number) => settings.fanOut.deadlineMs(devices) * (onServer ? 2 : 1);
   // One side at a time, in turns (bench/sides.ts).
-  const sides: { label: string; taskQueue: string; env: Readonly<Record<string, string>>; worlds: ServerWorld[] }[] = [
-    { label: 'fanout-unpaced', taskQueue: 'bench-fanout-unpaced', env: { BRIDGE_SIGNAL_BACKLOG_MS: '0' }, worlds: unpacedWorlds },
-    { label: 'fanout', taskQueue: 'bench-fanout', env: {}, worlds },
-  ];
-  const measured = new Map<string, SideArrivals>();
-  for (const side of sidesInTurn(report.run, sides)) measured.set(side.label, await runSide(stack, tap, side, side.worlds, deadlineOf));
-  section.details.sideOrder = sidesInTurn(report.run, sides).map((side) => side.label);
-  const paced = measured.get('fanout')!;
-  const unpaced = measured.get('fanout-unpaced')!;
+  const unpacedSide: Side = {
+    label: 'fanout-unpaced',
+    taskQueue: 'bench-fanout-unpaced',
+    env: { BRIDGE_SIGNAL_BACKLOG_MS: '0' },
+    worlds: unpacedWorlds,
+  };
+  const pacedSide: Side = { label: 'fanout', taskQueue: 'bench-fanout', env: {}, worlds };
+  const order = sidesInTurn(report.run, [unpacedSide, pacedSide]);
+  section.details.sideOrder = order.map((side) => side.label);
+  const measured = new Map<Side, SideArrivals>();
+  for (const side of order) measured.set(side, await runSide(stack, tap, side, deadlineOf));
+  const paced = measured.get(pacedSide)!;
+  const unpaced = measured.get(unpacedSide)!;
   let ceiling: Helper | undefined;
   let floor: Helper | undefined;
   const results: FanOutResult[] = [];
@@ -152,6 +156,14 @@ export async function measureFanOut(stack: BenchStack, report: Report, settings:
   }));
 }
 
+/** The product's worker and bridge with `env`, on a task queue and worlds of their own. */
+interface Side {
+  readonly label: string;
+  readonly taskQueue: string;
+  readonly env: Readonly<Record<string, string>>;
+  readonly worlds: readonly ServerWorld[];
+}
+
 interface SideArrivals {
   readonly arrivals: Arrivals[];
   readonly bridgeSeconds: (number | null)[];
@@ -162,19 +174,13 @@ interface SideArrivals {
  * world in turn: the arrivals and the bridge's own time per world. What it left owed (a run cut
  * at its deadline) is cleared, so that the next side's signaller does not send it.
  */
-async function runSide(
-  stack: BenchStack,
-  tap: DistributorTap,
-  side: { readonly label: string; readonly taskQueue: string; readonly env: Readonly<Record<string, string>> },
-  worlds: readonly ServerWorld[],
-  deadlineOf: (devices: number) => number,
-): Promise<SideArrivals> {
+async function runSide(stack: BenchStack, tap: DistributorTap, side: Side, deadlineOf: (devices: number) => number): Promise<SideArrivals> {
   const arrivals: Arrivals[] = [];
   const bridgeSeconds: (number | null)[] = [];
   let apps: RunningApps | undefined;
   try {
     apps = await stack.startApps({ label: side.label, taskQueue: side.taskQueue, apps: ['worker', 'bridge'], env: side.env });
-    for (const [i, world] of worlds.entries()) {
+    for (const [i, world] of side.worlds.entries()) {
       process.stdout.write(`  ${world.devices.length} devices${i === 0 ? ' (warm-up, not counted)' : ''}, ${side.label}…`);
       const before = await bridgeEventSeconds(apps);
       const run = await runOurs(stack, tap, world, deadlineOf(world.devices.length));
