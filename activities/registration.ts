@@ -121,6 +121,13 @@ export type SendResult =
   | { readonly kind: 'deferred'; readonly cause: DeferralHold; readonly reason: string; readonly until: number }
   | { readonly kind: 'gone' };
 
+/** A look of a run begun unmarked: its claim, and the send of the wake it claimed. */
+export interface ClaimAndSendResult {
+  readonly claim: ClaimResult;
+  /** Present when the claim was `claimed`: the wake was sent in the same activity. */
+  readonly sent?: SendResult;
+}
+
 const claimRow = z.object({
   id: z.string(),
   transport: transportNameSchema,
@@ -295,6 +302,22 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
     return traceSend(deps.messageTraces, input.registrationId, () => sendWakeGuarded(input));
   }
 
+  /**
+   * The claim, and when it claims, the send of its wake with the claim's priority, at the same
+   * workflow time: one local activity instead of two, so a wake costs its run one marker and
+   * the worker one activation fewer. A retried attempt repeats the claim with the same `now`,
+   * which matches its own write and claims again: its wake is sent again, as a retried
+   * `sendWake` would (the provider collapses the two).
+   */
+  async function claimAndSendWake(input: ClaimInput): Promise<ClaimAndSendResult> {
+    const claim = await claimWake(input);
+    if (claim.status !== 'claimed') return { claim };
+    const { registrationId, priority, messageAt } = claim;
+    const { userId, deviceId, now } = input;
+    const sent = await sendWake({ registrationId, userId, deviceId, priority, now, ...(messageAt === undefined ? {} : { messageAt }) });
+    return { claim, sent };
+  }
+
   async function sendWakeGuarded(input: SendInput): Promise<SendResult> {
     try {
       return await sendWakeUnguarded(input);
@@ -448,7 +471,7 @@ export function createRegistrationActivities(deps: RegistrationActivityDeps) {
     await pool.query(sql.unsafe`DELETE FROM push_registrations WHERE id = ${registration.id} AND token = ${registration.token}`);
   }
 
-  return { claimWake, sendWake };
+  return { claimWake, sendWake, claimAndSendWake };
 }
 
 /** What a claim's span says of it (message-traces.ts). */

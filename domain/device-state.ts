@@ -28,7 +28,7 @@ export interface NextCheck {
  * What this run does, by behaviour. Each came with later workflow code behind a patch, and a run
  * begun before it keeps the old behaviour until it continues as new (its history must replay):
  * the workflow reads the run's patch markers once, at its start (workflows/registration.ts
- * `behavioursOfRun`), and a new run has every one.
+ * `planOfRun`), and a new run has every one without a marker (`beginsUnmarked`).
  */
 export interface RunBehaviours {
   /**

@@ -49,7 +49,7 @@ export {
   registrationWorkflowId,
   registrationWorkflowType,
 } from '../temporal/names.js';
-export { signalDeleted, signalDrained, signalPending, signalRegistered } from '../temporal/registration-workflows.js';
+export { newRunInput, signalDeleted, signalDrained, signalPending, signalRegistered } from '../temporal/registration-workflows.js';
 export { createRegistrationActivities } from '../activities/registration.js';
 export { fcmWakesHeldBack } from '../activities/metrics.js';
 export { pendingSignal, registeredSignal, stateQuery, type RegistrationWorkflowInput } from '../temporal/registration-messages.js';

@@ -17,6 +17,15 @@ export interface RegistrationWorkflowInput {
   readonly carried?: CarriedState;
   /** Continue as new after this many wakes in one run (tests use a small number). */
   readonly continueAsNewAfterWakes?: number;
+  /**
+   * Set by every starter of this release and by continue-as-new: a worker that begins the run
+   * gives it today's plan without recording a patch marker (each costs a run two history events,
+   * the marker and the SDK's upsert of `TemporalChangeVersion`), and claims and sends each wake
+   * in one local activity. Absent, the run asks for its plan's patches as runs always did. An
+   * earlier worker that begins a run with it set ignores it and records its own markers; a
+   * replay finds them and follows that plan (workflows/registration.ts, `planOfRun`).
+   */
+  readonly beginsUnmarked?: true;
 }
 
 /** New pending rows exist for this device (bridge, maintenance healing). */

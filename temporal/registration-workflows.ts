@@ -17,8 +17,13 @@ import { PushDeviceId, PushTransport, PushUserId, registrationWorkflowId, regist
 import type { DeviceIdentity, TransportName } from '../domain/vocabulary.js';
 import type { WorkflowTaskSeen } from '../src/pacing/pacer.js';
 
+/** The input every starter of this release gives a device's new run. */
+export function newRunInput(device: DeviceIdentity, transport: TransportName): RegistrationWorkflowInput {
+  return { userId: device.userId, deviceId: device.deviceId, transport, beginsUnmarked: true };
+}
+
 function startOptions(taskQueue: string, device: DeviceIdentity, transport: TransportName) {
-  const args: [RegistrationWorkflowInput] = [{ userId: device.userId, deviceId: device.deviceId, transport }];
+  const args: [RegistrationWorkflowInput] = [newRunInput(device, transport)];
   return {
     taskQueue,
     workflowId: registrationWorkflowId(device.userId, device.deviceId),

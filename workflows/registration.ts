@@ -29,7 +29,7 @@ import {
   type LocalActivityOptions,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import type { ClaimResult, SendResult } from '../activities/registration.js';
+import type { ClaimAndSendResult, ClaimResult, SendResult } from '../activities/registration.js';
 import { PushTransport } from '../temporal/names.js';
 import { currentBehaviours, DeviceState, type NextCheck, type RunBehaviours } from '../domain/device-state.js';
 import {
@@ -61,7 +61,8 @@ const claimRetry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterv
 const sendRetry = { initialInterval: '10s', backoffCoefficient: 2, maximumInterval: '10m' } as const;
 
 /** The claim's and the send's time limits and retries. */
-const claimActivityOptions = { startToCloseTimeout: '15s', retry: claimRetry } as const;
+const claimAttemptTimeoutMs = 15_000;
+const claimActivityOptions = { startToCloseTimeout: claimAttemptTimeoutMs, retry: claimRetry } as const;
 // Per attempt: the send's worst case (send-time-limit.ts). No scheduleToClose: a
 // wake our misconfiguration holds back is retried until a worker can send it.
 const sendActivityOptions = { startToCloseTimeout: sendAttemptTimeoutMs, retry: sendRetry } as const;
@@ -71,11 +72,17 @@ const sendActivityOptions = { startToCloseTimeout: sendAttemptTimeoutMs, retry: 
 const localRetryThreshold = '1s';
 const claims = proxyLocalActivities<Activities>({ ...claimActivityOptions, localRetryThreshold } satisfies LocalActivityOptions);
 const sends = proxyLocalActivities<Activities>({ ...sendActivityOptions, localRetryThreshold } satisfies LocalActivityOptions);
+// Claim and send in one: the claim's retries (what fails it is the database), the time of both.
+const looks = proxyLocalActivities<Activities>({
+  startToCloseTimeout: claimAttemptTimeoutMs + sendAttemptTimeoutMs,
+  retry: claimRetry,
+  localRetryThreshold,
+} satisfies LocalActivityOptions);
 
 /**
- * Continue as new after this many wakes even if the server does not suggest it yet. At 12–17
- * history events per wake→drain cycle (measured by `make bench`) a run stays near 2,400–3,300
- * events, so a workflow that falls out of the worker cache (or moves to another worker)
+ * Continue as new after this many wakes even if the server does not suggest it yet. At 5–11
+ * history events per wake→drain cycle, quiet to busy (measured by `make bench`), a run stays
+ * near 1,000–2,200 events, so a workflow that falls out of the worker cache (or moves to another worker)
  * replays little before its next wake.
  */
 const defaultContinueAsNewAfterWakes = 200;
@@ -94,13 +101,14 @@ export const deferralHeedsSignalsPatch = 'deferral-heeds-signals';
  */
 const deliveryControlPatch = 'delivery-control';
 const leanPlanPatch = 'lean-plan';
-/** Two patches of the workflow before `lean-plan`, which `lean-plan` took in (see `behavioursOfRun`). */
+/** Two patches of the workflow before `lean-plan`, which `lean-plan` took in (see `behavioursFromMarkers`). */
 const escalationPatch = 'escalation';
 const registrationEndsBackoffPatch = 'registration-ends-backoff';
 
 /**
- * The behaviours this run began with, asked at its start. A run begun today records
- * `delivery-control` and `lean-plan`, and has every behaviour. A run begun by a worker before
+ * The behaviours of a run that was not begun unmarked (`planOfRun`), asked at its start. Such a
+ * run begun by a worker of 1.0.0 or later records `delivery-control` and `lean-plan`, and has
+ * every behaviour. A run begun by a worker before
  * `lean-plan` (releases before 1.0.0) recorded `delivery-control`, `escalation`,
  * `registration-ends-backoff`: replayed, `lean-plan` is absent (false, no marker asked for), and
  * those two must be asked for next, in that order, or the SDK fails the task on the first marker
@@ -108,7 +116,7 @@ const registrationEndsBackoffPatch = 'registration-ends-backoff';
  * both while replaying. Not replaying, `lean-plan` is always true, so a new run never records
  * the older markers.
  */
-function behavioursOfRun(): RunBehaviours {
+function behavioursFromMarkers(): RunBehaviours {
   const signalAsksAtInterval = patched(deliveryControlPatch);
   if (patched(leanPlanPatch)) return { ...currentBehaviours, signalAsksAtInterval };
   const escalates = patched(escalationPatch);
@@ -116,9 +124,30 @@ function behavioursOfRun(): RunBehaviours {
   return { signalAsksAtInterval, escalates, registrationEndsBackoff, drainsLearnedFromClaims: false, rewakeAlarm: false };
 }
 
+/** What a run does, fixed at its start. */
+interface RunPlan {
+  readonly behaviours: RunBehaviours;
+  /** Each look is one local activity, `claimAndSendWake`; else `claimWake`, then `sendWake`. */
+  readonly claimSends: boolean;
+}
+
+/**
+ * The plan of this run. A run begun by a worker of this release with `beginsUnmarked` has
+ * today's behaviours and records no marker: not replaying, nothing is asked. Replaying such a
+ * run, its history may hold the markers of an earlier worker that began it (one that ignored
+ * the field, while the workers were being replaced): every plan since `delivery-control`
+ * records that marker first, so it says which. Asking for a marker while replaying records
+ * nothing when the history has none.
+ */
+function planOfRun(input: RegistrationWorkflowInput): RunPlan {
+  const unmarked = input.beginsUnmarked === true && (!workflowInfo().unsafe.isReplaying || !patched(deliveryControlPatch));
+  return unmarked ? { behaviours: currentBehaviours, claimSends: true } : { behaviours: behavioursFromMarkers(), claimSends: false };
+}
+
 export async function registrationWorkflow(input: RegistrationWorkflowInput): Promise<RegistrationWorkflowResult> {
   const { userId, deviceId } = input;
-  const state = new DeviceState(input.transport, input.carried, behavioursOfRun());
+  const plan = planOfRun(input);
+  const state = new DeviceState(input.transport, input.carried, plan.behaviours);
   const alarm = new RewakeAlarm(state);
 
   setHandler(pendingSignal, () => state.onPending());
@@ -134,19 +163,16 @@ export async function registrationWorkflow(input: RegistrationWorkflowInput): Pr
     setCurrentDetails(state.details(Date.now()));
     if (shouldContinueAsNew(state, input)) {
       await condition(allHandlersFinished);
-      return continueAsNew<typeof registrationWorkflow>({ ...input, carried: state.carried() });
+      return continueAsNew<typeof registrationWorkflow>({ ...input, carried: state.carried(), beginsUnmarked: true });
     }
     const next = state.nextCheck(Date.now());
     if (!(await waitUntilDue(state, input, next, alarm))) continue;
 
     state.onClaimStarted();
     const now = Date.now();
-    const claim: ClaimResult = await claims.claimWake({
-      userId,
-      deviceId,
-      now,
-      ...(state.wokenAt === undefined ? {} : { wokenAt: state.wokenAt }),
-    });
+    const claimInput = { userId, deviceId, now, ...(state.wokenAt === undefined ? {} : { wokenAt: state.wokenAt }) };
+    const look: ClaimAndSendResult = plan.claimSends ? await looks.claimAndSendWake(claimInput) : { claim: await claims.claimWake(claimInput) };
+    const claim: ClaimResult = look.claim;
     if (claim.status === 'gone') {
       if (state.registeredSinceLastClaim) continue; // re-registered while we looked: look again
       await condition(allHandlersFinished);
@@ -165,14 +191,16 @@ export async function registrationWorkflow(input: RegistrationWorkflowInput): Pr
       state.onClaimed(now);
     }
     setCurrentDetails(state.details(Date.now()));
-    const recorded: SendResult | EarlierSendResult = await sends.sendWake({
-      registrationId: claim.registrationId,
-      userId,
-      deviceId,
-      priority: claim.priority,
-      now: Date.now(),
-      ...(claim.status === 'claimed' && claim.messageAt !== undefined ? { messageAt: claim.messageAt } : {}),
-    });
+    const recorded: SendResult | EarlierSendResult =
+      look.sent ??
+      (await sends.sendWake({
+        registrationId: claim.registrationId,
+        userId,
+        deviceId,
+        priority: claim.priority,
+        now: Date.now(),
+        ...(claim.status === 'claimed' && claim.messageAt !== undefined ? { messageAt: claim.messageAt } : {}),
+      }));
     const sent = sendResultOf(recorded);
     // A dead token was deleted with its registration: the next look finds it gone and ends.
     if (sent?.kind === 'dead' || sent?.kind === 'gone') state.onDeleted();

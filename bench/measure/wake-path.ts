@@ -15,6 +15,7 @@ import {
   createLogger,
   createTransports,
   loadConfig,
+  newRunInput,
   pendingSignal,
   registrationWorkflowId,
   type RegistrationWorkflowInput,
@@ -146,7 +147,7 @@ async function measureKind(deps: {
     await stack.pool.query(sql.unsafe`
       INSERT INTO push_pending (registration_id, channel_id, message_count, first_message_id, first_at, last_message_id, is_dm)
       VALUES (${registrations[i]!}, ${channelId!}, 1, 1, now(), 1, true)`);
-    const input: RegistrationWorkflowInput = { userId: device.userId, deviceId: device.deviceId, transport: 'unifiedpush' };
+    const input: RegistrationWorkflowInput = newRunInput(device, 'unifiedpush');
     const before = distributor.received.length;
     const started = performance.now();
     await client.workflow.signalWithStart(registrationWorkflowType, {

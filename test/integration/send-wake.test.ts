@@ -302,3 +302,65 @@ describe('counting a wake', () => {
     expect([await deferredBy('failing'), await deferredBy('outage')]).toEqual([failingBefore + 1, outageBefore + 1]);
   });
 });
+
+describe('claimAndSendWake (a run begun unmarked: one local activity per look)', () => {
+  async function withDm(deviceId: string): Promise<string> {
+    const id = await db.pool.oneFirst(sql.type(z.object({ id: z.string() }))`
+      INSERT INTO push_registrations (user_id, device_id, transport, token)
+      VALUES (1, ${deviceId}, 'unifiedpush', 'https://up.example/x') RETURNING id`);
+    await db.pool.query(sql.unsafe`
+      INSERT INTO push_pending (registration_id, channel_id, message_count, first_message_id, first_at, last_message_id, is_dm)
+      VALUES (${id}, 7, 1, 1, now(), 1, true)`);
+    return id;
+  }
+
+  function recordingSender() {
+    const sent: { id: string; priority: string }[] = [];
+    const activities = activitiesWith(db.pool, async (registration, priority) => {
+      sent.push({ id: registration.id, priority });
+      return { kind: 'delivered' };
+    });
+    return { sent, ...activities };
+  }
+
+  it("sends the wake it claimed, with the claim's priority, and records it outstanding", async () => {
+    const id = await withDm('combined-1');
+    const { sent, claimAndSendWake } = recordingSender();
+    const look = await claimAndSendWake({ userId: '1', deviceId: 'combined-1', now: Date.now() });
+    expect(look).toMatchObject({ claim: { status: 'claimed', registrationId: id, priority: 'high' }, sent: { kind: 'delivered' } });
+    expect(sent).toEqual([{ id, priority: 'high' }]);
+    expect(
+      await db.pool.oneFirst(sql.type(z.object({ wake_outstanding: z.boolean() }))`SELECT wake_outstanding FROM push_registrations WHERE id = ${id}`),
+    ).toBe(true);
+  });
+
+  it('sends nothing when the claim is refused', async () => {
+    await withDm('combined-2');
+    const { sent, claimAndSendWake } = recordingSender();
+    const now = Date.now();
+    await claimAndSendWake({ userId: '1', deviceId: 'combined-2', now });
+    const refused = await claimAndSendWake({ userId: '1', deviceId: 'combined-2', now: now + 1_000 }); // inside the interval
+    expect(refused.claim.status).toBe('not-claimed');
+    expect(refused.sent).toBeUndefined();
+    expect(sent).toHaveLength(1);
+  });
+
+  it('claims and sends again when an attempt is retried with the same workflow time', async () => {
+    const id = await withDm('combined-3');
+    const { sent, claimAndSendWake } = recordingSender();
+    const now = Date.now();
+    await claimAndSendWake({ userId: '1', deviceId: 'combined-3', now });
+    const retried = await claimAndSendWake({ userId: '1', deviceId: 'combined-3', now });
+    expect(retried).toMatchObject({ claim: { status: 'claimed' }, sent: { kind: 'delivered' } });
+    expect(sent).toEqual([
+      { id, priority: 'high' },
+      { id, priority: 'high' },
+    ]);
+  });
+
+  it('reports a deleted registration as gone, sending nothing', async () => {
+    const { sent, claimAndSendWake } = recordingSender();
+    expect(await claimAndSendWake({ userId: '1', deviceId: 'never-registered', now: Date.now() })).toEqual({ claim: { status: 'gone' } });
+    expect(sent).toHaveLength(0);
+  });
+});

@@ -21,7 +21,9 @@ import {
   createTransports,
   customSearchAttributes,
   loadConfig,
+  newRunInput,
   registeredSignal,
+  type RegistrationWorkflowInput,
   type RegistrationStateView,
   registrationWorkflowId,
   signalDeleted,
@@ -250,10 +252,11 @@ export class WorkflowHarness {
 
   /**
    * A user with a device registered, its workflow started: UnifiedPush with RFC 8291 keys by
-   * default (or without, or at a given `endpoint`), or FCM with a fresh token.
+   * default (or without, or at a given `endpoint`), or FCM with a fresh token. `earlierStarter`:
+   * its run is started as a starter before `beginsUnmarked` started it.
    */
   async registerDevice(
-    options: { keys?: boolean; continueAsNewAfterWakes?: number; transport?: TransportName; endpoint?: string } = {},
+    options: { keys?: boolean; continueAsNewAfterWakes?: number; transport?: TransportName; endpoint?: string; earlierStarter?: boolean } = {},
   ): Promise<Device> {
     const userId = String(this.nextUser++);
     const deviceId = `phone-${userId}`;
@@ -268,14 +271,19 @@ export class WorkflowHarness {
               ${keys === undefined ? null : sql.binary(keys.p256dh)}, ${keys === undefined ? null : sql.binary(keys.auth)})`);
     const device: Device = { userId, deviceId, transport, endpoint };
     this.devices.push(device);
-    if (options.continueAsNewAfterWakes === undefined) {
+    if (options.continueAsNewAfterWakes === undefined && options.earlierStarter !== true) {
       await signalRegistered(this.client, this.taskQueue, device, transport);
     } else {
-      // As the api starts it, but with a small continue-as-new threshold.
+      // As the api starts it, but with a small continue-as-new threshold, or as an earlier api did.
+      const { beginsUnmarked, ...earlier } = newRunInput(device, transport);
+      const input: RegistrationWorkflowInput = {
+        ...(options.earlierStarter === true ? earlier : { ...earlier, beginsUnmarked }),
+        ...(options.continueAsNewAfterWakes === undefined ? {} : { continueAsNewAfterWakes: options.continueAsNewAfterWakes }),
+      };
       await this.client.workflow.signalWithStart('registrationWorkflow', {
         taskQueue: this.taskQueue,
         workflowId: registrationWorkflowId(userId, deviceId),
-        args: [{ userId, deviceId, transport, continueAsNewAfterWakes: options.continueAsNewAfterWakes }],
+        args: [input],
         signal: registeredSignal,
         signalArgs: [{ transport }],
       });

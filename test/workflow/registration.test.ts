@@ -6,7 +6,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { signalDrained, signalRegistered } from '../../temporal/registration-workflows.js';
-import { minIntervalMs, rewakeAfterMs, WorkflowHarness } from '../support/workflow-harness.js';
+import { minIntervalMs, rewakeAfterMs, WorkflowHarness, type Device } from '../support/workflow-harness.js';
 
 let h: WorkflowHarness;
 beforeAll(async () => {
@@ -259,17 +259,33 @@ describe('signal orderings around a drain (PostgreSQL is the truth, signals are 
 });
 
 describe('lifecycle', () => {
-  it("records the lean plan's patches at a run's start, never the middle plan's it replaced", async () => {
-    const device = await h.registerDevice();
+  /** The first wake's history: its patch markers, local activity markers and search attribute upserts. */
+  async function firstWakeHistory(device: Device) {
     await h.message(device, 10);
     await h.untilWakes(device, 1);
     await h.settle();
-    const { events } = await h.handle(device).fetchHistory();
-    const patches = (events ?? [])
-      .map((e) => e.markerRecordedEventAttributes)
-      .filter((m) => m?.markerName === 'core_patch')
-      .map((m) => (JSON.parse(Buffer.from(m!.details!['patch-data']!.payloads![0]!.data!).toString('utf8')) as { id: string }).id);
-    expect(patches).toEqual(['delivery-control', 'lean-plan']);
+    const events = (await h.handle(device).fetchHistory()).events ?? [];
+    const markers = events.map((e) => e.markerRecordedEventAttributes).filter((m) => m != null);
+    return {
+      patches: markers
+        .filter((m) => m.markerName === 'core_patch')
+        .map((m) => (JSON.parse(Buffer.from(m.details!['patch-data']!.payloads![0]!.data!).toString('utf8')) as { id: string }).id),
+      localActivities: markers.filter((m) => m.markerName === 'core_local_activity').length,
+      upserts: events.filter((e) => e.upsertWorkflowSearchAttributesEventAttributes != null).length,
+    };
+  }
+
+  it('begins a run with no patch marker, and claims and sends a wake in one local activity', async () => {
+    const device = await h.registerDevice();
+    expect(await firstWakeHistory(device)).toEqual({ patches: [], localActivities: 1, upserts: 0 });
+    expect(h.distributor.received.filter((m) => m.endpoint === device.endpoint)).toHaveLength(1);
+  });
+
+  it("records the lean plan's patches in a run started as earlier starters did, never the middle plan's it replaced", async () => {
+    const device = await h.registerDevice({ earlierStarter: true });
+    const history = await firstWakeHistory(device);
+    expect(history.patches).toEqual(['delivery-control', 'lean-plan']);
+    expect(history.localActivities).toBe(2); // the claim, then the send
   });
 
   it('continues as new with its state, losing no signal sent meanwhile', async () => {

@@ -83,4 +83,37 @@ describe('histories of earlier workflow code', () => {
       ).resolves.toBeUndefined();
     },
   );
+
+  // While the workers are being replaced, a run may be begun for a starter of this release
+  // (`beginsUnmarked`) by an earlier worker, which ignores the field and records its own plan's
+  // markers. Such a history is that worker's own, with the field in the run's input.
+  const ofReleases = recorded.filter((name) => previousVersions.some((v) => name.startsWith(`${v.name}-`)));
+  it.each(ofReleases)('%s, begun for a starter of this release, replays on the current workflow', async (name) => {
+    const { workflowId, history } = JSON.parse(readFileSync(join(dir, name), 'utf8')) as { workflowId: string; history: RecordedHistory };
+    await expect(
+      Worker.runReplayHistory(
+        { workflowBundle: { code: bundles.plain }, sinks: workflowSpanSinks(undefined) },
+        temporal.api.history.v1.History.fromObject(withInputField(history, 'beginsUnmarked', true) as object),
+        workflowId,
+      ),
+    ).resolves.toBeUndefined();
+  });
 });
+
+interface RecordedHistory {
+  readonly events: readonly {
+    readonly workflowExecutionStartedEventAttributes?: { readonly input: { readonly payloads: readonly { readonly data: string }[] } };
+  }[];
+}
+
+/** The history with `field` added to its run's input (a JSON payload, base64 as recorded). */
+function withInputField(history: RecordedHistory, field: string, value: unknown): RecordedHistory {
+  const [started, ...rest] = history.events;
+  const attributes = started!.workflowExecutionStartedEventAttributes!;
+  const [payload] = attributes.input.payloads;
+  const input = JSON.parse(Buffer.from(payload!.data, 'base64').toString('utf8')) as Record<string, unknown>;
+  const data = Buffer.from(JSON.stringify({ ...input, [field]: value })).toString('base64');
+  return {
+    events: [{ ...started, workflowExecutionStartedEventAttributes: { ...attributes, input: { payloads: [{ ...payload, data }] } } }, ...rest],
+  };
+}

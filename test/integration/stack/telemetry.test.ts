@@ -183,18 +183,13 @@ describe('one message, traced end to end', () => {
       (await fetch(`${urls.api}/api/push/registration`, { method: 'DELETE', headers: { authorization: `Bearer ${carolPhone.token}` } })).status,
     ).toBe(204);
 
-    const temporalRun = [
-      'RunWorkflow:registrationWorkflow',
-      'StartActivity:claimWake',
-      'RunActivity:claimWake',
-      'StartActivity:sendWake',
-      'RunActivity:sendWake',
-    ];
+    // A run begun today claims and sends in one local activity.
+    const temporalRun = ['RunWorkflow:registrationWorkflow', 'StartActivity:claimAndSendWake', 'RunActivity:claimAndSendWake'];
     await traceHolding(message.traceId, [...bridgeSpans, ...temporalRun, ...wakeSpans]);
     expect(unconnected(message.traceId, message.parentSpanId)).toEqual([]);
     // Our claim is linked to Temporal's activity span it ran in.
     const claim = spansOf(message.traceId).find((s) => s.name === 'push.claim')!;
-    const run = spansOf(message.traceId).find((s) => s.name === 'RunActivity:claimWake')!;
+    const run = spansOf(message.traceId).find((s) => s.name === 'RunActivity:claimAndSendWake')!;
     expect(claim.links.map((l) => l.spanId)).toContain(run.spanId);
   });
 
