@@ -275,9 +275,10 @@ export class WorkflowHarness {
       await signalRegistered(this.client, this.taskQueue, device, transport);
     } else {
       // As the api starts it, but with a small continue-as-new threshold, or as an earlier api did.
-      const { beginsUnmarked, ...earlier } = newRunInput(device, transport);
+      const today = newRunInput(device, transport);
+      const { beginsUnmarked: _onlyToday, ...earlier } = today;
       const input: RegistrationWorkflowInput = {
-        ...(options.earlierStarter === true ? earlier : { ...earlier, beginsUnmarked }),
+        ...(options.earlierStarter === true ? earlier : today),
         ...(options.continueAsNewAfterWakes === undefined ? {} : { continueAsNewAfterWakes: options.continueAsNewAfterWakes }),
       };
       await this.client.workflow.signalWithStart('registrationWorkflow', {
