@@ -124,7 +124,11 @@ describe('the worker process and its FCM credentials', () => {
         SELECT r.id, ${nextId()}, 1, ${nextId()}, now(), 1, true FROM r`);
       await signalPending(new Client({ connection }), taskQueue, device, 'fcm');
       const misconfigured = /^push_wakes_total\{[^}]*outcome="misconfigured"[^}]*\} ([1-9])/m;
-      await waitFor('the wake held back', async () => misconfigured.test(await (await fetch(`${url}/metrics`)).text()), 60_000);
+      await waitFor('the wake held back', async () => misconfigured.test(await (await fetch(`${url}/metrics`)).text()), 60_000).catch(
+        (error: unknown) => {
+          throw new Error(`${String(error)}; the worker's last lines:\n${process.output().split('\n').slice(-40).join('\n')}`);
+        },
+      );
       expect(fcm.received).toEqual([]);
 
       // GKE's metadata server comes up where the worker looks: found on a later try, and the wake goes out.
