@@ -54,6 +54,13 @@ async function sample(url: string, name: string): Promise<number> {
   return line === undefined ? Number.NaN : Number(line.slice(name.length + 1));
 }
 
+/** `wait`, failing with the worker's last lines: what it did instead is the cause to read. */
+async function showingWorker(process: RunningProcess, wait: Promise<unknown>): Promise<void> {
+  await wait.catch((error: unknown) => {
+    throw new Error(`${String(error)}; the worker's last lines:\n${process.output().split('\n').slice(-40).join('\n')}`);
+  });
+}
+
 describe('the worker process and its FCM credentials', () => {
   it('on GKE, with no key anywhere: a token from the metadata server at start, and its expiry on /metrics', async () => {
     const metadata = await startGceMetadata({ serviceAccount: `push@${projectId}.iam.gserviceaccount.com` });
@@ -124,19 +131,19 @@ describe('the worker process and its FCM credentials', () => {
         SELECT r.id, ${nextId()}, 1, ${nextId()}, now(), 1, true FROM r`);
       await signalPending(new Client({ connection }), taskQueue, device, 'fcm');
       const misconfigured = /^push_wakes_total\{[^}]*outcome="misconfigured"[^}]*\} ([1-9])/m;
-      await waitFor('the wake held back', async () => misconfigured.test(await (await fetch(`${url}/metrics`)).text()), 60_000).catch(
-        (error: unknown) => {
-          throw new Error(`${String(error)}; the worker's last lines:\n${process.output().split('\n').slice(-40).join('\n')}`);
-        },
+      await showingWorker(
+        process,
+        waitFor('the wake held back', async () => misconfigured.test(await (await fetch(`${url}/metrics`)).text()), 60_000),
       );
       expect(fcm.received).toEqual([]);
 
       // GKE's metadata server comes up where the worker looks: found on a later try, and the wake goes out.
       metadata = await startGceMetadata({ serviceAccount: `push@${projectId}.iam.gserviceaccount.com`, port: metadataPort });
       await waitFor('the token expiry on /metrics', async () => (await sample(url, 'push_fcm_token_expiry_timestamp_seconds')) > 0, 60_000);
-      await waitFor('the held-back wake', async () => fcm.received.some((r) => r.answered === 200), 60_000).catch((error: unknown) => {
-        throw new Error(`${String(error)}; the worker's last lines:\n${process.output().split('\n').slice(-40).join('\n')}`);
-      });
+      await showingWorker(
+        process,
+        waitFor('the held-back wake', async () => fcm.received.some((r) => r.answered === 200), 60_000),
+      );
       expect(fcm.received.find((r) => r.answered === 200)?.bearer).toBe(metadata.tokens[0]?.issued);
       expect(metadata.problems).toEqual([]);
       const alerts = process
